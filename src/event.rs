@@ -1,0 +1,417 @@
+//! The vocabulary every stage shares: events, times, levels and source kinds.
+//!
+//! This module depends on no other raysift module. It owns the meaning of a timestamp
+//! (`RawTime` as a parser read it, `Timestamp` once the timeline resolved it) and the closed
+//! list of source kinds. It does no I/O and no parsing of log lines.
+
+use std::fmt;
+
+/// Microseconds since the Unix epoch, UTC.
+pub type Micros = i64;
+
+pub const MICROS_PER_SEC: i64 = 1_000_000;
+
+/// A time as a parser read it, before the timeline knows the bundle's zones and capture time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RawTime {
+    /// An instant with an explicit zone (`Z`, `+0800`, `+00:00`): already UTC.
+    Utc(Micros),
+    /// Wall-clock time with no zone (Ray's Python and C++ logs), read as if it were UTC.
+    /// The timeline shifts it by the container's offset.
+    Naive(Micros),
+    /// A glog / klog stamp with no year (`I0411 07:43:44.182159`): the year comes from the
+    /// file's other stamps or the bundle's window.
+    NoYear { month: u8, day: u8, micros_of_day: i64 },
+    /// A `kubectl` age (`3m12s`): this many seconds before the dump was captured.
+    Age { secs: i64 },
+}
+
+/// How a resolved timestamp was obtained; shown to the reader as `ts_quality`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TsQuality {
+    /// The line carried an explicit zone.
+    Exact,
+    /// The zone was inferred from evidence in the bundle (or given with `--tz`).
+    InferredZone,
+    /// No zone and no evidence: read as UTC.
+    AssumedUtc,
+    /// Derived from a relative age or a guessed year: good to a minute or so.
+    Approximate,
+}
+
+impl TsQuality {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TsQuality::Exact => "exact",
+            TsQuality::InferredZone => "inferred_zone",
+            TsQuality::AssumedUtc => "assumed_utc",
+            TsQuality::Approximate => "approximate",
+        }
+    }
+}
+
+/// A UTC instant and how it was obtained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timestamp {
+    pub micros: Micros,
+    pub quality: TsQuality,
+}
+
+impl Timestamp {
+    /// RFC 3339 in UTC, with milliseconds (microseconds when they are not zero).
+    pub fn rfc3339(self) -> String {
+        format_rfc3339(self.micros)
+    }
+}
+
+/// Severity of a log record, normalised across every format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum Level {
+    Trace,
+    Debug,
+    #[default]
+    Info,
+    Warning,
+    Error,
+    Critical,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Trace => "trace",
+            Level::Debug => "debug",
+            Level::Info => "info",
+            Level::Warning => "warning",
+            Level::Error => "error",
+            Level::Critical => "critical",
+        }
+    }
+
+    /// Reads every spelling the formats use: `INFO`, `info`, `I`, `WARN`, `W`, `SUCC`, `Warning` …
+    pub fn parse(token: &str) -> Option<Level> {
+        let level = match token {
+            "T" | "TRACE" | "trace" => Level::Trace,
+            "D" | "DEBUG" | "debug" | "Debug" => Level::Debug,
+            "I" | "INFO" | "info" | "Info" | "SUCC" | "Normal" | "NOTICE" => Level::Info,
+            "W" | "WARN" | "WARNING" | "warn" | "warning" | "Warning" => Level::Warning,
+            "E" | "ERROR" | "error" | "Error" | "DPANIC" | "dpanic" => Level::Error,
+            "C" | "F" | "CRITICAL" | "FATAL" | "fatal" | "PANIC" | "panic" | "critical" => {
+                Level::Critical
+            }
+            _ => return None,
+        };
+        Some(level)
+    }
+}
+
+/// What kind of file a record came from. Content decides, the file name helps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SourceKind {
+    /// KubeRay operator log (zap console or JSON, klog lines interleaved).
+    Operator,
+    Dashboard,
+    DashboardAgent,
+    /// `monitor.log` and the autoscaler sidecar.
+    Autoscaler,
+    RuntimeEnvAgent,
+    RuntimeEnvSetup,
+    LogMonitor,
+    /// Any other Ray Python component log (`LOGGER_FORMAT`).
+    RayPython,
+    Raylet,
+    GcsServer,
+    /// `python-core-worker-*.log` / `python-core-driver-*.log`.
+    CoreWorker,
+    /// `worker-*.out|.err`: raw stdout / stderr of tasks and actors.
+    Worker,
+    /// `job-driver-*.log` and RayJob submitter output.
+    JobDriver,
+    ServeController,
+    ServeProxy,
+    ServeReplica,
+    /// Head or worker container stdout (`ray start` output, `stdout.log`).
+    RayContainer,
+    /// The `wait-gcs-ready` init container.
+    InitContainer,
+    DescribeRayService,
+    DescribeRayCluster,
+    DescribeRayJob,
+    DescribePod,
+    DescribeNode,
+    /// `kubectl describe` of any other kind.
+    DescribeOther,
+    /// `kubectl get events` table.
+    KubeEvents,
+    /// A Kubernetes object or List as YAML or JSON (including troubleshoot dumps).
+    KubeObject,
+    /// Bundle metadata (troubleshoot `version.yaml`, a generator's `metadata.json`).
+    BundleMeta,
+    /// Text nobody recognised; still scanned line by line.
+    Unknown,
+}
+
+impl SourceKind {
+    pub const ALL: [SourceKind; 28] = [
+        SourceKind::Operator,
+        SourceKind::Dashboard,
+        SourceKind::DashboardAgent,
+        SourceKind::Autoscaler,
+        SourceKind::RuntimeEnvAgent,
+        SourceKind::RuntimeEnvSetup,
+        SourceKind::LogMonitor,
+        SourceKind::RayPython,
+        SourceKind::Raylet,
+        SourceKind::GcsServer,
+        SourceKind::CoreWorker,
+        SourceKind::Worker,
+        SourceKind::JobDriver,
+        SourceKind::ServeController,
+        SourceKind::ServeProxy,
+        SourceKind::ServeReplica,
+        SourceKind::RayContainer,
+        SourceKind::InitContainer,
+        SourceKind::DescribeRayService,
+        SourceKind::DescribeRayCluster,
+        SourceKind::DescribeRayJob,
+        SourceKind::DescribePod,
+        SourceKind::DescribeNode,
+        SourceKind::DescribeOther,
+        SourceKind::KubeEvents,
+        SourceKind::KubeObject,
+        SourceKind::BundleMeta,
+        SourceKind::Unknown,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceKind::Operator => "operator",
+            SourceKind::Dashboard => "dashboard",
+            SourceKind::DashboardAgent => "dashboard_agent",
+            SourceKind::Autoscaler => "autoscaler",
+            SourceKind::RuntimeEnvAgent => "runtime_env_agent",
+            SourceKind::RuntimeEnvSetup => "runtime_env_setup",
+            SourceKind::LogMonitor => "log_monitor",
+            SourceKind::RayPython => "ray_python",
+            SourceKind::Raylet => "raylet",
+            SourceKind::GcsServer => "gcs_server",
+            SourceKind::CoreWorker => "core_worker",
+            SourceKind::Worker => "worker",
+            SourceKind::JobDriver => "job_driver",
+            SourceKind::ServeController => "serve_controller",
+            SourceKind::ServeProxy => "serve_proxy",
+            SourceKind::ServeReplica => "serve_replica",
+            SourceKind::RayContainer => "ray_container",
+            SourceKind::InitContainer => "init_container",
+            SourceKind::DescribeRayService => "describe_rayservice",
+            SourceKind::DescribeRayCluster => "describe_raycluster",
+            SourceKind::DescribeRayJob => "describe_rayjob",
+            SourceKind::DescribePod => "describe_pod",
+            SourceKind::DescribeNode => "describe_node",
+            SourceKind::DescribeOther => "describe_other",
+            SourceKind::KubeEvents => "kube_events",
+            SourceKind::KubeObject => "kube_object",
+            SourceKind::BundleMeta => "bundle_meta",
+            SourceKind::Unknown => "unknown",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<SourceKind> {
+        SourceKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    /// Ray writes these in the container's local time with no zone.
+    pub fn is_ray_local_time(self) -> bool {
+        matches!(
+            self,
+            SourceKind::Dashboard
+                | SourceKind::DashboardAgent
+                | SourceKind::Autoscaler
+                | SourceKind::RuntimeEnvAgent
+                | SourceKind::RuntimeEnvSetup
+                | SourceKind::LogMonitor
+                | SourceKind::RayPython
+                | SourceKind::Raylet
+                | SourceKind::GcsServer
+                | SourceKind::CoreWorker
+                | SourceKind::Worker
+                | SourceKind::JobDriver
+                | SourceKind::ServeController
+                | SourceKind::ServeProxy
+                | SourceKind::ServeReplica
+                | SourceKind::RayContainer
+        )
+    }
+}
+
+impl fmt::Display for SourceKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Index of a file in the bundle's inventory.
+pub type FileId = u32;
+
+/// One record of the timeline: a log line (with its continuation lines), a row of an events
+/// table, or a state fact read from a Kubernetes object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    /// The time as parsed; `None` when the record carried none.
+    pub raw_time: Option<RawTime>,
+    /// The resolved UTC time; filled in by the timeline.
+    pub ts: Option<Timestamp>,
+    pub file: FileId,
+    /// 1-based number of the record's first physical line.
+    pub line: u32,
+    /// How many physical lines the record spans (1 for a plain line).
+    pub n_lines: u32,
+    pub kind: SourceKind,
+    pub level: Level,
+    /// Logger, component or reporting controller (`controllers.RayService`, `raylet`, …).
+    pub component: String,
+    /// The message; continuation lines are joined with `\n`.
+    pub message: String,
+    /// Structured key/values (JSON operator fields, describe paths, event columns, …).
+    pub fields: Vec<(String, String)>,
+}
+
+impl Event {
+    /// A record with only a line number and a message; parsers fill in the rest.
+    pub fn new(line: u32, message: impl Into<String>) -> Event {
+        Event {
+            raw_time: None,
+            ts: None,
+            file: 0,
+            line,
+            n_lines: 1,
+            kind: SourceKind::Unknown,
+            level: Level::Info,
+            component: String::new(),
+            message: message.into(),
+            fields: Vec::new(),
+        }
+    }
+
+    pub fn field(&self, key: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Appends a continuation line to the message.
+    pub fn push_continuation(&mut self, text: &str) {
+        self.message.push('\n');
+        self.message.push_str(text);
+        self.n_lines += 1;
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let (m, d) = (i64::from(m), i64::from(d));
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The inverse of [`days_from_civil`].
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// Checks a calendar date, so that `Feb 30` is refused rather than rolled over.
+pub fn valid_date(y: i64, m: u32, d: u32) -> bool {
+    if !(1..=12).contains(&m) || d == 0 || !(1000..=3000).contains(&y) {
+        return false;
+    }
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let dim = match m {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    d <= dim
+}
+
+/// Microseconds since the epoch of a civil date and time, or `None` if the date or time is
+/// not a real one (year outside 1000–3000, `Feb 30`, `25:00`).
+pub fn micros_from_civil(
+    y: i64,
+    mo: u32,
+    d: u32,
+    h: u32,
+    mi: u32,
+    s: u32,
+    micros: u32,
+) -> Option<Micros> {
+    if !valid_date(y, mo, d) || h > 23 || mi > 59 || s > 60 || micros >= 1_000_000 {
+        return None;
+    }
+    let days = days_from_civil(y, mo, d);
+    let secs = days * 86_400 + i64::from(h) * 3600 + i64::from(mi) * 60 + i64::from(s);
+    Some(secs * MICROS_PER_SEC + i64::from(micros))
+}
+
+/// RFC 3339 UTC: `2024-10-07T15:22:56.894Z`, or with six fractional digits when the
+/// sub-millisecond part is not zero.
+pub fn format_rfc3339(micros: Micros) -> String {
+    let secs = micros.div_euclid(MICROS_PER_SEC);
+    let frac = micros.rem_euclid(MICROS_PER_SEC);
+    let days = secs.div_euclid(86_400);
+    let sod = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    let (h, mi, s) = (sod / 3600, sod % 3600 / 60, sod % 60);
+    if frac % 1000 == 0 {
+        format!(
+            "{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{:03}Z",
+            frac / 1000
+        )
+    } else {
+        format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{frac:06}Z")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_round_trip() {
+        for days in [-1000, 0, 1, 19_000, 20_000, 60_000] {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), days);
+        }
+    }
+
+    #[test]
+    fn rfc3339() {
+        let t = micros_from_civil(2024, 10, 7, 15, 22, 56, 894_000);
+        assert_eq!(t.map(format_rfc3339).as_deref(), Some("2024-10-07T15:22:56.894Z"));
+        let t = micros_from_civil(2024, 4, 11, 7, 43, 44, 182_159);
+        assert_eq!(t.map(format_rfc3339).as_deref(), Some("2024-04-11T07:43:44.182159Z"));
+    }
+
+    #[test]
+    fn absurd_dates_are_refused() {
+        assert_eq!(micros_from_civil(2024, 2, 30, 0, 0, 0, 0), None);
+        assert_eq!(micros_from_civil(9999, 1, 1, 0, 0, 0, 0), None);
+        assert_eq!(micros_from_civil(2024, 1, 1, 25, 0, 0, 0), None);
+        assert!(micros_from_civil(2024, 2, 29, 0, 0, 0, 0).is_some());
+    }
+}

@@ -1,0 +1,11 @@
+//! raysift reads a KubeRay / Ray support bundle offline and explains, ranked and with
+//! evidence, why the RayService, RayCluster or RayJob in it is broken.
+//!
+//! The pipeline, in reading order: `bundle` (open the container, yield files) → `classify`
+//! (which source each file is) → `parse` (one pure parser per format) → `timeline` (one
+//! merged, UTC-normalised event stream) → rules → rank → report.
+
+pub mod bundle;
+pub mod diag;
+pub mod event;
+pub mod parse;

@@ -1,0 +1,7 @@
+//! TODO: the describe format.
+
+use crate::parse::ParseOutput;
+
+pub fn parse(input: &[u8], out: &mut ParseOutput) {
+    super::generic::parse(input, out);
+}

@@ -1,0 +1,243 @@
+//! The line driver every line-oriented format shares: splitting bytes into lines, stripping
+//! the envelopes that collectors add around a line, and folding continuation lines into the
+//! record they belong to.
+//!
+//! Envelopes: `kubectl logs --timestamps` (`2026-03-04T07:42:11.446543463Z `), the CRI
+//! node-log format (`<ts> stdout F `), `kubectl logs --prefix` (`[pod/p/c] `) and docker's
+//! json-file lines. The envelope's time is kept as the line's UTC time, and when the line
+//! also carries a zone-less Ray time, the difference is a sample of the container's zone.
+//!
+//! Invariant: every physical line ends up in exactly one event.
+
+use std::borrow::Cow;
+
+use crate::event::{Event, Micros, RawTime};
+use crate::parse::primitives::instant;
+use crate::parse::ParseOutput;
+
+/// Longest record, in physical lines, before the driver starts a new one. Keeps a runaway
+/// continuation (a log with no recognisable heads) from becoming one giant event.
+pub const MAX_RECORD_LINES: u32 = 1000;
+/// Longest message kept per event; the rest is cut with a marker.
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
+
+/// Splits a buffer into `(line_number, bytes)`, 1-based, without the `\n` or `\r\n`.
+/// A last line without a newline is still a line.
+pub fn split_lines(input: &[u8]) -> impl Iterator<Item = (u32, &[u8])> {
+    let mut start = 0usize;
+    let mut no = 0u32;
+    std::iter::from_fn(move || {
+        if start >= input.len() {
+            return None;
+        }
+        let rest = &input[start..];
+        let (line, advance) = match memchr::memchr(b'\n', rest) {
+            Some(i) => (&rest[..i], i + 1),
+            None => (rest, rest.len()),
+        };
+        start += advance;
+        no = no.saturating_add(1);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        Some((no, line))
+    })
+}
+
+/// Decodes a line, replacing invalid UTF-8.
+pub fn decode(line: &[u8]) -> Cow<'_, str> {
+    String::from_utf8_lossy(line)
+}
+
+/// What a collector wrapped around a line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Envelope {
+    /// The collector's UTC time for the line.
+    pub utc: Option<Micros>,
+}
+
+/// Strips the collector envelope from a line; returns it with the content.
+pub fn strip_envelope(line: &str) -> (Envelope, Cow<'_, str>) {
+    let mut rest = line;
+    let mut env = Envelope::default();
+    // `kubectl logs --prefix`: `[pod/<pod>/<container>] `.
+    if rest.starts_with("[pod/") {
+        if let Some(end) = rest.find("] ") {
+            rest = &rest[end + 2..];
+        }
+    }
+    // Docker json-file: {"log":"…\n","stream":"stdout","time":"…"}.
+    if rest.starts_with("{\"log\":") {
+        if let Ok(doc) = serde_json::from_str::<DockerLine>(rest) {
+            env.utc = doc.time.as_deref().and_then(|t| instant(t).ok()).map(|r| r.1);
+            let text = doc.log.trim_end_matches('\n').to_string();
+            return (env, Cow::Owned(text));
+        }
+    }
+    // kubelet prefix: RFC 3339 with nine fractional digits (RFC3339NanoFixed), then a space.
+    // Nine digits tell it apart from the operator's own millisecond stamps.
+    if rest.len() > 31 && rest.as_bytes()[0].is_ascii_digit() && rest.as_bytes().get(19) == Some(&b'.') {
+        let frac_digits = rest.as_bytes()[20..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        if frac_digits == 9 {
+            if let Ok((after, t)) = instant(rest) {
+                if let Some(content) = after.strip_prefix(' ') {
+                    env.utc = Some(t);
+                    rest = strip_cri(content);
+                }
+            }
+        }
+    }
+    (env, Cow::Borrowed(rest))
+}
+
+/// CRI node-log lines carry `stdout F ` / `stderr P ` after the time.
+fn strip_cri(content: &str) -> &str {
+    for stream in ["stdout ", "stderr "] {
+        if let Some(after) = content.strip_prefix(stream) {
+            if let Some(text) = after.strip_prefix("F ").or_else(|| after.strip_prefix("P ")) {
+                return text;
+            }
+            if after == "F" || after == "P" {
+                return "";
+            }
+        }
+    }
+    content
+}
+
+#[derive(serde::Deserialize)]
+struct DockerLine {
+    log: String,
+    #[serde(default)]
+    time: Option<String>,
+}
+
+/// What to do with a line the grammar does not recognise as a record's first line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Continuation {
+    /// Fold it into the previous record (tracebacks, Go stacks, glog continuations).
+    Fold,
+    /// Every line is its own record (raw stdout).
+    Separate,
+}
+
+/// Runs a line grammar over a buffer. `head` parses a record's first line, or returns
+/// `None` for a line that is not one. Lines that are not heads are folded or kept on their
+/// own, per `policy`; a line that stands alone with no time is counted as unparsed.
+pub fn parse_records(
+    input: &[u8],
+    policy: Continuation,
+    out: &mut ParseOutput,
+    mut head: impl FnMut(&str) -> Option<Event>,
+) {
+    let mut current: Option<Event> = None;
+    for (no, raw) in split_lines(input) {
+        let decoded = decode(raw);
+        let (env, content) = strip_envelope(&decoded);
+        if let Some(mut ev) = head(&content) {
+            ev.line = no;
+            ev.n_lines = 1;
+            match (ev.raw_time, env.utc) {
+                (None, Some(utc)) => ev.raw_time = Some(RawTime::Utc(utc)),
+                (Some(RawTime::Naive(local)), Some(utc)) => out.zone_samples.push(local - utc),
+                _ => {}
+            }
+            cap_message(&mut ev.message);
+            if let Some(done) = current.replace(ev) {
+                out.events.push(done);
+            }
+            continue;
+        }
+        let folds = policy == Continuation::Fold
+            && current
+                .as_ref()
+                .is_some_and(|ev| ev.n_lines < MAX_RECORD_LINES);
+        if folds {
+            if let Some(ev) = current.as_mut() {
+                if ev.message.len() < MAX_MESSAGE_BYTES {
+                    ev.push_continuation(&content);
+                    cap_message(&mut ev.message);
+                } else {
+                    ev.n_lines += 1;
+                }
+            }
+            continue;
+        }
+        let mut ev = Event::new(no, content.into_owned());
+        cap_message(&mut ev.message);
+        match env.utc {
+            Some(utc) => ev.raw_time = Some(RawTime::Utc(utc)),
+            None => out.unparsed_lines += 1,
+        }
+        if let Some(done) = current.replace(ev) {
+            out.events.push(done);
+        }
+    }
+    if let Some(done) = current {
+        out.events.push(done);
+    }
+}
+
+/// Cuts a message longer than [`MAX_MESSAGE_BYTES`] at a character boundary, with a marker.
+pub fn cap_message(message: &mut String) {
+    if message.len() <= MAX_MESSAGE_BYTES {
+        return;
+    }
+    let mut cut = MAX_MESSAGE_BYTES;
+    while !message.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let dropped = message.len() - cut;
+    message.truncate(cut);
+    message.push_str(&format!(" …[{dropped} bytes cut]"));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check_envelope(line: &str, expect: &str) {
+        let (env, content) = strip_envelope(line);
+        let got = format!(
+            "{} | {content}",
+            env.utc.map(crate::event::format_rfc3339).unwrap_or_default()
+        );
+        assert_eq!(got, expect);
+    }
+
+    #[test]
+    fn envelopes() {
+        check_envelope(
+            "2026-03-04T07:42:11.446555630Z 2026-03-03 23:42:11,446\tINFO config.py:183 -- Calculating hashes",
+            "2026-03-04T07:42:11.446555Z | 2026-03-03 23:42:11,446\tINFO config.py:183 -- Calculating hashes",
+        );
+        check_envelope(
+            "2016-10-06T00:17:09.669794202Z stdout P log content 1",
+            "2016-10-06T00:17:09.669794Z | log content 1",
+        );
+        check_envelope(
+            r#"{"log":"content 1\n","stream":"stdout","time":"2016-10-20T18:39:20.57606443Z"}"#,
+            "2016-10-20T18:39:20.576064Z | content 1",
+        );
+        check_envelope(
+            "[pod/raycluster-head-abc/ray-head] 2024-01-01 00:00:00,000\tINFO x.py:1 -- hi",
+            " | 2024-01-01 00:00:00,000\tINFO x.py:1 -- hi",
+        );
+        // The operator's own stamp has three digits and a TAB: not an envelope.
+        check_envelope(
+            "2024-04-11T07:43:43.385Z\tINFO\tsetup\tstarting manager",
+            " | 2024-04-11T07:43:43.385Z\tINFO\tsetup\tstarting manager",
+        );
+    }
+
+    #[test]
+    fn lines_keep_count() {
+        let got: Vec<_> = split_lines(b"a\r\nb\n\nc").map(|(n, l)| (n, l.to_vec())).collect();
+        assert_eq!(
+            got,
+            vec![(1, b"a".to_vec()), (2, b"b".to_vec()), (3, b"".to_vec()), (4, b"c".to_vec())]
+        );
+    }
+}

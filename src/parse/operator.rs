@@ -1,0 +1,7 @@
+//! TODO: the operator format.
+
+use crate::parse::ParseOutput;
+
+pub fn parse(input: &[u8], out: &mut ParseOutput) {
+    super::generic::parse(input, out);
+}
