@@ -1,0 +1,419 @@
+//! Which source a file is: `(path, first bytes) → SourceKind`.
+//!
+//! Content decides the grammar family (operator, Ray Python, Ray C++, Serve, describe, events
+//! table, Kubernetes object, raw output); the name only picks the member of that family
+//! (`dashboard_agent.log` and `monitor.log` share one grammar) and decides alone only when the
+//! content says nothing (an empty `raylet.err`). Invariant: reads no more than the sniff window
+//! and builds no events.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::event::SourceKind;
+use crate::parse::lines::{decode, split_lines, strip_envelope};
+
+/// How much of a file classification looks at.
+pub const SNIFF_BYTES: usize = 16 * 1024;
+/// How many non-blank lines classification looks at.
+const SNIFF_LINES: usize = 40;
+
+/// The grammar family the content shows, before the name refines it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Family {
+    Operator,
+    RayPython,
+    RayCpp,
+    Serve,
+    Describe(SourceKind),
+    KubeEvents,
+    KubeObject,
+    WaitGcs,
+    WorkerMarkers,
+    RayStart,
+}
+
+static ZAP_CONSOLE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}(Z|[+-]\d{4})\s+(DEBUG|INFO|WARN|ERROR|DPANIC|PANIC|FATAL|debug|info|warn|error|dpanic|panic|fatal)\s")
+});
+static KLOG: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6}\s+\d+ [\w.-]+:\d+\] "));
+static RAY_PY: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\s+(DEBUG|INFO|WARNING|ERROR|CRITICAL|SUCC)\s")
+});
+static RAY_PY_DASHES: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - (DEBUG|INFO|WARNING|ERROR|CRITICAL) - ")
+});
+static RAY_CPP: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [TDIWEC] \d+ \d+\] (\((\w+)\) )?")
+});
+static SERVE_TEXT: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (\S+) ")
+});
+static EVENTS_HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"^(NAMESPACE\s+)?(LAST SEEN\s+TYPE\s+REASON|LAST SEEN\s+FIRST SEEN\s+COUNT)")
+});
+static DESCRIBE_KIND: LazyLock<Regex> = LazyLock::new(|| re(r"^Kind:\s+(\w+)\s*$"));
+
+/// Compiles a pattern literal of this file. Not input: a typo is a bug the tests catch.
+#[allow(clippy::expect_used)]
+fn re(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("classifier pattern literals compile")
+}
+
+/// Classifies one file from its path inside the bundle and its bytes.
+pub fn classify(path: &str, bytes: &[u8]) -> SourceKind {
+    let window = &bytes[..bytes.len().min(SNIFF_BYTES)];
+    let name = file_name(path).to_ascii_lowercase();
+    match sniff(window) {
+        Some(family) => refine(family, &name, path),
+        None => by_name(&name, path).unwrap_or(SourceKind::Unknown),
+    }
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Looks at the first non-blank lines and names the grammar family, if any line shows one.
+fn sniff(window: &[u8]) -> Option<Family> {
+    let mut first: Option<String> = None;
+    let mut seen = 0usize;
+    let mut counts = [0usize; 10];
+    for (_, raw) in split_lines(window) {
+        let decoded = decode(raw);
+        let (_, text) = strip_envelope(&decoded);
+        let text = text.trim_end();
+        if text.trim().is_empty() {
+            continue;
+        }
+        if first.is_none() {
+            first = Some(text.to_string());
+        }
+        seen += 1;
+        if let Some(family) = whole_file_family(text, seen == 1) {
+            return Some(family);
+        }
+        if let Some(idx) = line_family(text) {
+            counts[idx] += 1;
+        }
+        if seen >= SNIFF_LINES {
+            break;
+        }
+    }
+    let first = first?;
+    if first.starts_with("Name:") {
+        return Some(Family::Describe(describe_kind(window)));
+    }
+    let (best, n) = counts
+        .iter()
+        .enumerate()
+        .max_by_key(|(idx, n)| (**n, usize::MAX - *idx))?;
+    if *n == 0 {
+        return None;
+    }
+    Some(match best {
+        0 => Family::Operator,
+        1 => Family::RayPython,
+        2 => Family::RayCpp,
+        3 => Family::Serve,
+        4 => Family::WaitGcs,
+        5 => Family::WorkerMarkers,
+        6 => Family::RayStart,
+        _ => Family::Operator,
+    })
+}
+
+/// Families decided by one line: structured documents and tables.
+fn whole_file_family(text: &str, is_first: bool) -> Option<Family> {
+    if EVENTS_HEADER.is_match(text) {
+        return Some(Family::KubeEvents);
+    }
+    if !is_first {
+        return None;
+    }
+    let t = text.trim_start();
+    let object_start = t.starts_with("apiVersion:")
+        || t.starts_with("- apiVersion:")
+        || t.starts_with("kind:")
+        || t == "---"
+        || t == "["
+        || t == "{"
+        || (t.starts_with('{') && (t.contains("\"apiVersion\"") || t.contains("\"kind\"")))
+        || (t.starts_with('[') && !t.starts_with("[20") && !t.starts_with("[pod/"));
+    if object_start {
+        return Some(Family::KubeObject);
+    }
+    None
+}
+
+/// Per-line votes: 0 operator, 1 Ray Python, 2 Ray C++, 3 Serve, 4 wait-gcs, 5 worker markers,
+/// 6 `ray start` output.
+fn line_family(text: &str) -> Option<usize> {
+    if text.starts_with("{\"level\"") || (text.starts_with('{') && text.contains("\"msg\"")) {
+        return Some(0);
+    }
+    if text.starts_with("{\"levelname\"")
+        || (text.starts_with("{\"asctime\"") && text.contains("\"levelname\""))
+    {
+        return Some(if text.contains("\"component_name\"") || text.contains("\"deployment\"") {
+            3
+        } else if text.contains("\"filename\"") && text.contains(".cc\"") {
+            2
+        } else {
+            1
+        });
+    }
+    if ZAP_CONSOLE.is_match(text) || KLOG.is_match(text) {
+        return Some(0);
+    }
+    if RAY_CPP.is_match(text) {
+        return Some(2);
+    }
+    if SERVE_TEXT.is_match(text) {
+        return Some(3);
+    }
+    if text.contains("seconds elapsed: Waiting for GCS to be ready")
+        || text.contains("seconds elapsed: Still waiting for GCS")
+    {
+        return Some(4);
+    }
+    if text.starts_with(":job_id:") || text.starts_with(":actor_name:") || text.starts_with(":task_name:") {
+        return Some(5);
+    }
+    if RAY_PY.is_match(text) {
+        if text.contains(" SUCC ") || text.contains("scripts.py:") {
+            return Some(6);
+        }
+        return Some(1);
+    }
+    if RAY_PY_DASHES.is_match(text) {
+        return Some(1);
+    }
+    None
+}
+
+fn describe_kind(window: &[u8]) -> SourceKind {
+    let mut saw_containers = false;
+    let mut saw_node_markers = false;
+    for (_, raw) in split_lines(window) {
+        let text = decode(raw);
+        if let Some(caps) = DESCRIBE_KIND.captures(&text) {
+            return match caps.get(1).map(|m| m.as_str()) {
+                Some("RayService") => SourceKind::DescribeRayService,
+                Some("RayCluster") => SourceKind::DescribeRayCluster,
+                Some("RayJob") => SourceKind::DescribeRayJob,
+                Some("Pod") => SourceKind::DescribePod,
+                Some("Node") => SourceKind::DescribeNode,
+                _ => SourceKind::DescribeOther,
+            };
+        }
+        if text.starts_with("Containers:") || text.starts_with("Controlled By:") {
+            saw_containers = true;
+        }
+        if text.starts_with("Roles:") || text.starts_with("Taints:") || text.starts_with("Capacity:")
+        {
+            saw_node_markers = true;
+        }
+    }
+    if saw_containers {
+        SourceKind::DescribePod
+    } else if saw_node_markers {
+        SourceKind::DescribeNode
+    } else {
+        SourceKind::DescribeOther
+    }
+}
+
+fn refine(family: Family, name: &str, path: &str) -> SourceKind {
+    match family {
+        Family::Operator => SourceKind::Operator,
+        Family::RayPython => match by_name(name, path) {
+            Some(kind) if crate::parse::Format::of(kind) == crate::parse::Format::RayPython => kind,
+            Some(SourceKind::JobDriver) => SourceKind::JobDriver,
+            Some(SourceKind::RayContainer) => SourceKind::RayContainer,
+            _ => SourceKind::RayPython,
+        },
+        Family::RayCpp => match by_name(name, path) {
+            Some(kind @ (SourceKind::GcsServer | SourceKind::CoreWorker | SourceKind::Raylet)) => kind,
+            _ => SourceKind::Raylet,
+        },
+        Family::Serve => serve_kind(name),
+        Family::Describe(kind) => kind,
+        Family::KubeEvents => SourceKind::KubeEvents,
+        Family::KubeObject => {
+            if name == "version.yaml" || name == "metadata.json" {
+                SourceKind::BundleMeta
+            } else {
+                SourceKind::KubeObject
+            }
+        }
+        Family::WaitGcs => SourceKind::InitContainer,
+        Family::WorkerMarkers => SourceKind::Worker,
+        Family::RayStart => match by_name(name, path) {
+            Some(kind @ (SourceKind::Autoscaler | SourceKind::Dashboard | SourceKind::DashboardAgent)) => kind,
+            _ => SourceKind::RayContainer,
+        },
+    }
+}
+
+fn serve_kind(name: &str) -> SourceKind {
+    if name.starts_with("controller") {
+        SourceKind::ServeController
+    } else if name.starts_with("proxy") || name.starts_with("http_proxy") {
+        SourceKind::ServeProxy
+    } else {
+        SourceKind::ServeReplica
+    }
+}
+
+/// What the file name alone says. `None` when it says nothing.
+fn by_name(name: &str, path: &str) -> Option<SourceKind> {
+    let stem = name
+        .trim_end_matches(|c: char| c.is_ascii_digit())
+        .trim_end_matches('.');
+    let in_serve = path.contains("/serve/") || path.starts_with("serve/");
+    let kind = if in_serve && (stem.ends_with(".log") || stem.ends_with(".json")) {
+        serve_kind(name)
+    } else if stem.starts_with("dashboard_agent") {
+        SourceKind::DashboardAgent
+    } else if stem.starts_with("dashboard") {
+        SourceKind::Dashboard
+    } else if stem.starts_with("raylet") {
+        SourceKind::Raylet
+    } else if stem.starts_with("gcs_server") {
+        SourceKind::GcsServer
+    } else if stem.starts_with("python-core-worker") || stem.starts_with("python-core-driver") {
+        SourceKind::CoreWorker
+    } else if stem.starts_with("worker-") || stem.starts_with("io-worker-") {
+        SourceKind::Worker
+    } else if stem.starts_with("job-driver") {
+        SourceKind::JobDriver
+    } else if stem.starts_with("runtime_env_setup") {
+        SourceKind::RuntimeEnvSetup
+    } else if stem.starts_with("runtime_env_agent") {
+        SourceKind::RuntimeEnvAgent
+    } else if stem.starts_with("log_monitor") {
+        SourceKind::LogMonitor
+    } else if stem.starts_with("monitor") || stem.starts_with("autoscaler") {
+        SourceKind::Autoscaler
+    } else if stem.starts_with("ray_client_server") || stem.starts_with("python-") {
+        SourceKind::RayPython
+    } else if stem.contains("operator") {
+        SourceKind::Operator
+    } else if stem == "stdout.log" || stem.starts_with("ray-head") || stem.starts_with("ray-worker") {
+        SourceKind::RayContainer
+    } else if stem.starts_with("wait-gcs-ready") {
+        SourceKind::InitContainer
+    } else if stem == "version.yaml" || stem == "metadata.json" {
+        SourceKind::BundleMeta
+    } else if stem.ends_with(".json") || stem.ends_with(".yaml") || stem.ends_with(".yml") {
+        SourceKind::KubeObject
+    } else if stem.starts_with("events") {
+        SourceKind::KubeEvents
+    } else {
+        return None;
+    };
+    Some(kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check(path: &str, content: &str, expect: &str) {
+        assert_eq!(classify(path, content.as_bytes()).as_str(), expect);
+    }
+
+    #[test]
+    fn content_wins() {
+        check(
+            "x.log",
+            "2024-10-07T15:45:03.000Z\tINFO\tsetup\tstarting manager\n",
+            "operator",
+        );
+        check(
+            "logs/x.txt",
+            "{\"level\":\"info\",\"ts\":\"2024-04-25T23:12:29.720Z\",\"logger\":\"controllers.RayCluster\",\"msg\":\"x\"}\n",
+            "operator",
+        );
+        check(
+            "a.txt",
+            "I0402 13:48:57.637519       1 leaderelection.go:248] attempting to acquire leader lease\n",
+            "operator",
+        );
+        check(
+            "head/dashboard_agent.log",
+            "2023-07-10 11:24:38,590\tWARNING agent.py:531 -- Exiting with SIGTERM immediately...\n",
+            "dashboard_agent",
+        );
+        check(
+            "whatever.txt",
+            "[2022-01-17 03:12:42,168 I 449 449] io_service_pool.cc:35: IOServicePool is running with 1 io_service.\n",
+            "raylet",
+        );
+        check(
+            "logs/gcs_server.out",
+            "[2023-05-27 13:36:07,742 W 114781 114781] (gcs_server) gcs_worker_manager.cc:55: x\n",
+            "gcs_server",
+        );
+        check(
+            "serve/controller_71139.log",
+            "INFO 2022-08-02 16:16:29,881 controller 71139 deployment_state.py:1232 - Adding 1 replicas\n",
+            "serve_controller",
+        );
+        check(
+            "pasted.txt",
+            "INFO 2022-08-02 16:17:02,502 http_proxy 127.0.0.1 http_proxy.py:315 - GET / 200 3.5ms\n",
+            "serve_proxy",
+        );
+        check(
+            "describe.txt",
+            "Name:         rayservice-sample\nNamespace:    default\nAPI Version:  ray.io/v1\nKind:         RayService\n",
+            "describe_rayservice",
+        );
+        check(
+            "y.txt",
+            "Name:             head\nNamespace:        default\nControlled By:  RayCluster/x\nContainers:\n",
+            "describe_pod",
+        );
+        check(
+            "ev.txt",
+            "LAST SEEN   TYPE      REASON   OBJECT    MESSAGE\n35m  Warning  FailedScheduling  pod/x  0/4 nodes\n",
+            "kube_events",
+        );
+        check("rs.yaml", "apiVersion: ray.io/v1\nkind: RayService\n", "kube_object");
+        check("pods/default.json", "{\n  \"kind\": \"PodList\",\n", "kube_object");
+        check(
+            "init.log",
+            "0 seconds elapsed: Waiting for GCS to be ready.\n",
+            "init_container",
+        );
+        check(
+            "pod/stdout.log",
+            "2022-03-16 11:28:26,348\tSUCC scripts.py:641 -- Ray runtime started.\n",
+            "ray_container",
+        );
+    }
+
+    #[test]
+    fn timestamps_prefix_is_seen_through() {
+        check(
+            "head.txt",
+            "2026-03-04T07:42:11.446555630Z 2026-03-03 23:42:11,446\tINFO config.py:183 -- hi\n",
+            "ray_python",
+        );
+    }
+
+    #[test]
+    fn names_decide_for_empty_files() {
+        check("logs/raylet.err", "", "raylet");
+        check("logs/dashboard.err", "", "dashboard");
+        check("logs/monitor.out", "", "autoscaler");
+        check("logs/worker-abc-ffffffff-1.out", "", "worker");
+        check("logs/ray_client_server.err", "", "ray_python");
+        check("logs/dashboard_agent.log.1", "", "dashboard_agent");
+        check("random.bin", "", "unknown");
+    }
+}

@@ -1,0 +1,280 @@
+//! The command line: clap types and their conversion into validated library inputs. No other
+//! module names clap, and nothing here reads the bundle.
+
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::bundle::Limits;
+use crate::event::Level;
+use crate::inventory::Inventory;
+use crate::load::{load, LoadConfig};
+use crate::query::{self, Query};
+use crate::report::style::Style;
+use crate::timeline::{build, TimeConfig};
+
+/// Exit code when the bundle could not be read at all, or the command line is wrong.
+pub const EXIT_UNREADABLE: u8 = 2;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "raysift",
+    version,
+    about = "Explain, ranked and with evidence, why a KubeRay RayService / RayCluster / RayJob is broken",
+    long_about = "raysift reads a KubeRay / Ray support bundle offline: a .tar.gz/.tgz, .tar or .zip, \
+a directory (a hand-made collection, `kubectl ray log` output, a copy of /tmp/ray/session_latest/logs, \
+a troubleshoot.sh support bundle, `kubectl cluster-info dump`), a single log file, or - for standard input. \
+Files are recognised by content first and name second.\n\n\
+Exit codes: 0 success (no cause at or above --fail-on), 1 causes found at or above --fail-on, \
+2 the bundle could not be read at all or the command line is wrong."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Analyse a bundle and print what it holds and why it is broken
+    Analyze(AnalyzeArgs),
+    /// Print the merged, time-ordered event stream of a bundle
+    Timeline(TimelineArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ReadArgs {
+    /// The bundle: .tar.gz/.tgz, .tar, .zip, a directory, a single file, or - for stdin
+    pub bundle: PathBuf,
+    /// Parser threads (default: the number of CPUs)
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// UTC offset of the Ray containers' local time (e.g. +08:00, -0700, UTC); overrides
+    /// what raysift infers from the bundle
+    #[arg(long, value_name = "OFFSET", allow_hyphen_values = true)]
+    pub tz: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct AnalyzeArgs {
+    #[command(flatten)]
+    pub read: ReadArgs,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = AnalyzeFormat::Text)]
+    pub format: AnalyzeFormat,
+    /// Write the report to FILE instead of standard output
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum AnalyzeFormat {
+    Text,
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct TimelineArgs {
+    #[command(flatten)]
+    pub read: ReadArgs,
+    /// Keep only files whose path, name or source kind matches GLOB (repeatable; `*` and `?`)
+    #[arg(long, value_name = "GLOB")]
+    pub source: Vec<String>,
+    /// Keep only events at or above this level
+    #[arg(long, value_enum)]
+    pub level: Option<LevelArg>,
+    /// Keep only events whose message, component or fields match this regex
+    #[arg(long, value_name = "RE")]
+    pub grep: Option<String>,
+    /// Keep only events at or after this time (RFC 3339, or "YYYY-MM-DD HH:MM:SS" in UTC)
+    #[arg(long, value_name = "TIME")]
+    pub since: Option<String>,
+    /// Keep only events at or before this time
+    #[arg(long, value_name = "TIME")]
+    pub until: Option<String>,
+    /// Centre a window on FILE:LINE (FILE may be a path suffix) or on a TIME
+    #[arg(long, value_name = "FILE:LINE|TIME")]
+    pub around: Option<String>,
+    /// Half-width of the --around window (e.g. 30s, 2m, 1h)
+    #[arg(long, value_name = "DURATION", default_value = "2m")]
+    pub window: String,
+    /// Output format: aligned text, or one JSON object per event
+    #[arg(long, value_enum, default_value_t = TimelineFormat::Text)]
+    pub format: TimelineFormat,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TimelineFormat {
+    Text,
+    Json,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LevelArg {
+    Debug,
+    Info,
+    Warning,
+    Error,
+    Critical,
+}
+
+impl From<LevelArg> for Level {
+    fn from(l: LevelArg) -> Level {
+        match l {
+            LevelArg::Debug => Level::Debug,
+            LevelArg::Info => Level::Info,
+            LevelArg::Warning => Level::Warning,
+            LevelArg::Error => Level::Error,
+            LevelArg::Critical => Level::Critical,
+        }
+    }
+}
+
+/// A failure that ends the command, with its exit code.
+#[derive(Debug)]
+pub struct Failure {
+    pub message: String,
+    pub code: u8,
+    /// The reader went away (`raysift timeline … | head`): end quietly.
+    pub broken_pipe: bool,
+}
+
+impl Failure {
+    fn usage(message: impl Into<String>) -> Failure {
+        Failure { message: message.into(), code: EXIT_UNREADABLE, broken_pipe: false }
+    }
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Failure {
+        Failure {
+            message: e.to_string(),
+            code: EXIT_UNREADABLE,
+            broken_pipe: e.kind() == io::ErrorKind::BrokenPipe,
+        }
+    }
+}
+
+/// Runs the command line; returns the exit code.
+pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
+    match cli.command {
+        Command::Analyze(args) => analyze(args),
+        Command::Timeline(args) => timeline(args),
+    }
+}
+
+fn load_config(read: &ReadArgs) -> Result<(LoadConfig, TimeConfig), Failure> {
+    let threads = match read.threads {
+        Some(0) => return Err(Failure::usage("--threads must be at least 1")),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let tz_override = match &read.tz {
+        Some(tz) => Some(query::parse_tz_arg(tz).map_err(|e| Failure::usage(e.to_string()))?),
+        None => None,
+    };
+    Ok((
+        LoadConfig { limits: Limits::DEFAULT, threads },
+        TimeConfig { tz_override },
+    ))
+}
+
+fn read_timeline(read: &ReadArgs) -> Result<crate::timeline::Timeline, Failure> {
+    let (load_cfg, time_cfg) = load_config(read)?;
+    let loaded = load(&read.bundle, &load_cfg).map_err(|e| Failure::usage(e.to_string()))?;
+    Ok(build(loaded, &time_cfg))
+}
+
+fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
+    let started = std::time::Instant::now();
+    let tl = read_timeline(&args.read)?;
+    let inv = Inventory::of(&tl);
+    let to_tty = args.out.is_none() && io::stdout().is_terminal();
+    let mut buf: Vec<u8> = Vec::new();
+    match args.format {
+        AnalyzeFormat::Text => {
+            crate::report::inventory::write_text(&mut buf, &inv, Style::for_terminal(to_tty))?
+        }
+        AnalyzeFormat::Json => {
+            let doc = serde_json::json!({
+                "schema": "raysift.report/v1",
+                "bundle": {
+                    "path": tl.bundle_path,
+                    "files": inv.files,
+                    "bytes": inv.bytes,
+                    "sources": inv.sources,
+                },
+                "window": inv.window,
+                "causes": [],
+                "diagnostics": inv.diagnostics,
+                "stats": {
+                    "events": inv.events,
+                    "unparsed_lines": inv.unparsed_lines,
+                    "elapsed_ms": started.elapsed().as_millis() as u64,
+                },
+                "inventory": inv,
+            });
+            serde_json::to_writer_pretty(&mut buf, &doc).map_err(io::Error::from)?;
+            buf.push(b'\n');
+        }
+    }
+    emit(args.out.as_deref(), &buf)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn timeline(args: TimelineArgs) -> Result<ExitCode, Failure> {
+    let mut q = Query::everything();
+    q.sources = args.source.clone();
+    q.min_level = args.level.map(Level::from);
+    if let Some(re) = &args.grep {
+        q.grep = Some(
+            regex::Regex::new(re).map_err(|e| Failure::usage(format!("--grep {re:?}: {e}")))?,
+        );
+    }
+    let usage = |e: query::QueryError| Failure::usage(e.to_string());
+    q.since = args.since.as_deref().map(query::parse_time_arg).transpose().map_err(usage)?;
+    q.until = args.until.as_deref().map(query::parse_time_arg).transpose().map_err(usage)?;
+    q.around = args.around.as_deref().map(query::parse_anchor_arg).transpose().map_err(usage)?;
+    q.window = query::parse_duration_arg(&args.window).map_err(usage)?;
+
+    let tl = read_timeline(&args.read)?;
+    let events = query::select(&tl, &q).map_err(usage)?;
+    let stdout = io::stdout();
+    let style = Style::for_terminal(stdout.is_terminal());
+    let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    match args.format {
+        TimelineFormat::Text => crate::report::timeline::write_text(&mut out, &tl, &events, style)?,
+        TimelineFormat::Json => crate::report::timeline::write_json(&mut out, &tl, &events)?,
+    }
+    out.flush()?;
+    for d in &tl.diagnostics {
+        eprintln!("raysift: {d}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the output to stdout, or atomically to a file (temporary file, then rename).
+fn emit(out: Option<&std::path::Path>, bytes: &[u8]) -> Result<(), Failure> {
+    match out {
+        None => {
+            let mut stdout = io::stdout().lock();
+            stdout.write_all(bytes)?;
+            stdout.flush()?;
+        }
+        Some(path) => {
+            let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let tmp = dir.join(format!(".{name}.raysift-{}.tmp", std::process::id()));
+            let write = || -> io::Result<()> {
+                std::fs::write(&tmp, bytes)?;
+                std::fs::rename(&tmp, path)
+            };
+            if let Err(e) = write() {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(Failure::usage(format!("cannot write {}: {e}", path.display())));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,104 @@
+//! What a bundle holds: files per source kind, events, unparsed lines, time window, zone
+//! decisions, capture time and diagnostics. Computed once from a timeline; rendered by
+//! `report::inventory`.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::diag::Diagnostic;
+use crate::event::format_rfc3339;
+use crate::timeline::{format_offset, Timeline};
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Inventory {
+    pub container: String,
+    pub files: usize,
+    pub bytes: u64,
+    pub lines: u64,
+    pub events: u64,
+    pub timed_events: u64,
+    pub unparsed_lines: u64,
+    /// Files per source kind, by kind name.
+    pub sources: BTreeMap<&'static str, usize>,
+    pub window: Option<Window>,
+    pub zones: Vec<ZoneGroup>,
+    pub capture_time: Option<String>,
+    pub capture_basis: Option<String>,
+    pub file_list: Vec<FileRow>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Window {
+    pub first: String,
+    pub last: String,
+}
+
+/// Files whose zone-less times were resolved the same way.
+#[derive(Clone, Debug, Serialize)]
+pub struct ZoneGroup {
+    pub offset: String,
+    pub quality: &'static str,
+    pub basis: String,
+    pub files: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct FileRow {
+    pub path: String,
+    pub source: &'static str,
+    pub bytes: u64,
+    pub lines: u64,
+    pub events: u64,
+    pub unparsed_lines: u64,
+}
+
+impl Inventory {
+    pub fn of(tl: &Timeline) -> Inventory {
+        let mut sources = BTreeMap::new();
+        for f in &tl.files {
+            *sources.entry(f.kind.as_str()).or_insert(0) += 1;
+        }
+        let mut groups: BTreeMap<(String, &'static str, String), Vec<String>> = BTreeMap::new();
+        for z in &tl.zones {
+            groups
+                .entry((format_offset(z.offset_secs), z.quality.as_str(), z.basis.clone()))
+                .or_default()
+                .push(z.file.clone());
+        }
+        Inventory {
+            container: tl.container.clone(),
+            files: tl.files.len(),
+            bytes: tl.files.iter().map(|f| f.bytes).sum(),
+            lines: tl.files.iter().map(|f| f.lines).sum(),
+            events: tl.events.len() as u64,
+            timed_events: tl.events.iter().filter(|e| e.ts.is_some()).count() as u64,
+            unparsed_lines: tl.files.iter().map(|f| f.unparsed_lines).sum(),
+            sources,
+            window: tl.window().map(|(a, b)| Window {
+                first: format_rfc3339(a),
+                last: format_rfc3339(b),
+            }),
+            zones: groups
+                .into_iter()
+                .map(|((offset, quality, basis), files)| ZoneGroup { offset, quality, basis, files })
+                .collect(),
+            capture_time: tl.capture.as_ref().map(|c| format_rfc3339(c.micros)),
+            capture_basis: tl.capture.as_ref().map(|c| c.basis.clone()),
+            file_list: tl
+                .files
+                .iter()
+                .map(|f| FileRow {
+                    path: f.path.clone(),
+                    source: f.kind.as_str(),
+                    bytes: f.bytes,
+                    lines: f.lines,
+                    events: f.events,
+                    unparsed_lines: f.unparsed_lines,
+                })
+                .collect(),
+            diagnostics: tl.diagnostics.clone(),
+        }
+    }
+}

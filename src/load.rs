@@ -1,0 +1,309 @@
+//! Loading a bundle: walk the container, classify each file, parse files in parallel, and
+//! gather everything in a stable order.
+//!
+//! This is the one place that decides threading (rayon) for a single bundle. Results do not
+//! depend on the thread count or on the order the container yields files: files are sorted by
+//! path before ids are given out. Paths are shown relative to the bundle root, with a folder
+//! that every file shares (the archive's top-level folder) stripped, so that a `.tar.gz`, a
+//! `.zip` and the extracted directory give the same paths.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use crate::bundle::{self, Entry, Limits, OpenError};
+use crate::classify::classify;
+use crate::diag::Diagnostic;
+use crate::event::{Event, FileId, Micros, SourceKind};
+use crate::parse::{self, ParseOutput};
+
+/// How to load a bundle.
+#[derive(Clone, Debug)]
+pub struct LoadConfig {
+    pub limits: Limits,
+    /// Parser threads; 1 parses on the calling thread.
+    pub threads: usize,
+}
+
+/// One file of the bundle, as the inventory shows it.
+#[derive(Clone, Debug)]
+pub struct FileInfo {
+    pub id: FileId,
+    /// Path relative to the bundle root, top-level folder stripped.
+    pub path: String,
+    pub kind: SourceKind,
+    pub bytes: u64,
+    pub lines: u64,
+    pub events: u64,
+    pub unparsed_lines: u64,
+    pub mtime: Option<i64>,
+    /// `local - utc` samples (microseconds) seen in this file.
+    pub zone_samples: Vec<Micros>,
+}
+
+/// Everything read from a bundle, before the timeline orders it.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The bundle as the user named it.
+    pub bundle_path: String,
+    /// `tar.gz`, `zip`, `directory`, …
+    pub container: String,
+    /// The top-level folder stripped from every path, if any.
+    pub root_name: Option<String>,
+    pub files: Vec<FileInfo>,
+    /// Events of each file, indexed by file id, in file order.
+    pub events: Vec<Vec<Event>>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Loaded {
+    pub fn total_bytes(&self) -> u64 {
+        self.files.iter().map(|f| f.bytes).sum()
+    }
+}
+
+struct Parsed {
+    path: String,
+    mtime: Option<i64>,
+    bytes: u64,
+    lines: u64,
+    kind: SourceKind,
+    out: ParseOutput,
+}
+
+/// Opens and parses a bundle. Fails only when the bundle cannot be opened at all.
+pub fn load(path: &Path, cfg: &LoadConfig) -> Result<Loaded, OpenError> {
+    let results: Mutex<Vec<Parsed>> = Mutex::new(Vec::new());
+    let summary = if cfg.threads <= 1 {
+        bundle::walk(path, &cfg.limits, &mut |entry| {
+            let parsed = parse_entry(entry);
+            if let Ok(mut all) = results.lock() {
+                all.push(parsed);
+            }
+        })?
+    } else {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(cfg.threads)
+            .build()
+            .map_err(|e| OpenError {
+                path: path.to_path_buf(),
+                reason: format!("cannot start {} parser threads: {e}", cfg.threads),
+            })?;
+        pool.in_place_scope(|scope| {
+            bundle::walk(path, &cfg.limits, &mut |entry: Entry| {
+                let results = &results;
+                scope.spawn(move |_| {
+                    let parsed = parse_entry(entry);
+                    if let Ok(mut all) = results.lock() {
+                        all.push(parsed);
+                    }
+                });
+            })
+        })?
+    };
+    let mut parsed = results.into_inner().unwrap_or_default();
+    parsed.sort_by(|a, b| a.path.cmp(&b.path));
+
+    let root_name = common_root(parsed.iter().map(|p| p.path.as_str()));
+    let mut files = Vec::with_capacity(parsed.len());
+    let mut events = Vec::with_capacity(parsed.len());
+    let mut diagnostics = summary.diagnostics;
+    if let Some(root) = &root_name {
+        for d in &mut diagnostics {
+            d.file = strip_root(&d.file, root).to_string();
+        }
+    }
+    for (idx, p) in parsed.into_iter().enumerate() {
+        let id = idx as FileId;
+        let shown = match &root_name {
+            Some(root) => strip_root(&p.path, root).to_string(),
+            None => p.path.clone(),
+        };
+        let mut out = p.out;
+        for ev in &mut out.events {
+            ev.file = id;
+            if ev.kind == SourceKind::Unknown {
+                ev.kind = p.kind;
+            }
+        }
+        for mut d in out.diagnostics {
+            d.file = shown.clone();
+            diagnostics.push(d);
+        }
+        files.push(FileInfo {
+            id,
+            path: shown,
+            kind: p.kind,
+            bytes: p.bytes,
+            lines: p.lines,
+            events: out.events.len() as u64,
+            unparsed_lines: out.unparsed_lines,
+            mtime: p.mtime,
+            zone_samples: out.zone_samples,
+        });
+        events.push(out.events);
+    }
+    Ok(Loaded {
+        bundle_path: path.display().to_string(),
+        container: summary.container,
+        root_name,
+        files,
+        events,
+        diagnostics,
+    })
+}
+
+fn parse_entry(entry: Entry) -> Parsed {
+    let bytes: &[u8] = &entry.bytes;
+    let lines = count_lines(bytes);
+    let (kind, out) = match split_cluster_info_sections(bytes) {
+        Some(sections) => parse_sections(&entry.path, bytes, &sections),
+        None => {
+            let kind = classify(&entry.path, bytes);
+            (kind, parse::parse(kind, bytes))
+        }
+    };
+    Parsed {
+        path: entry.path,
+        mtime: entry.mtime,
+        bytes: bytes.len() as u64,
+        lines,
+        kind,
+        out,
+    }
+}
+
+fn count_lines(bytes: &[u8]) -> u64 {
+    let newlines = memchr::memchr_iter(b'\n', bytes).count() as u64;
+    match bytes.last() {
+        Some(b'\n') | None => newlines,
+        Some(_) => newlines + 1,
+    }
+}
+
+const SECTION_START: &[u8] = b"==== START logs for container ";
+const SECTION_END: &[u8] = b"==== END logs for container ";
+
+/// `kubectl cluster-info dump` concatenates every container of a pod into one `logs.txt`,
+/// each wrapped in START / END marker lines. Returns the byte ranges of the sections'
+/// contents (between the markers) and of the marker lines.
+fn split_cluster_info_sections(bytes: &[u8]) -> Option<Vec<(usize, usize)>> {
+    if !bytes.starts_with(SECTION_START) {
+        return None;
+    }
+    let mut sections = Vec::new();
+    let mut pos = 0usize;
+    let mut open: Option<usize> = None;
+    while pos < bytes.len() {
+        let end = memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |i| pos + i + 1);
+        let line = &bytes[pos..end];
+        if line.starts_with(SECTION_START) {
+            if let Some(start) = open.take() {
+                sections.push((start, pos));
+            }
+            open = Some(end);
+        } else if line.starts_with(SECTION_END) {
+            if let Some(start) = open.take() {
+                sections.push((start, pos));
+            }
+        }
+        pos = end;
+    }
+    if let Some(start) = open {
+        sections.push((start, bytes.len()));
+    }
+    Some(sections)
+}
+
+/// Parses each section as its own source, renumbering lines to the whole file. The marker
+/// lines become events of their own so that no line is lost.
+fn parse_sections(path: &str, bytes: &[u8], sections: &[(usize, usize)]) -> (SourceKind, ParseOutput) {
+    let mut out = ParseOutput::default();
+    let mut first_kind = None;
+    let mut covered = 0usize;
+    for &(start, end) in sections {
+        // Marker lines between the previous section and this one.
+        push_raw_lines(bytes, covered, start, &mut out);
+        let body = &bytes[start..end];
+        let kind = classify(path, body);
+        first_kind.get_or_insert(kind);
+        let line_offset = count_lines(&bytes[..start]) as u32;
+        let mut part = parse::parse(kind, body);
+        for ev in &mut part.events {
+            ev.line += line_offset;
+            if ev.kind == SourceKind::Unknown {
+                ev.kind = kind;
+            }
+        }
+        for d in &mut part.diagnostics {
+            d.line = d.line.map(|l| l + line_offset);
+        }
+        out.events.append(&mut part.events);
+        out.diagnostics.append(&mut part.diagnostics);
+        out.unparsed_lines += part.unparsed_lines;
+        out.zone_samples.append(&mut part.zone_samples);
+        covered = end;
+    }
+    push_raw_lines(bytes, covered, bytes.len(), &mut out);
+    (first_kind.unwrap_or(SourceKind::Unknown), out)
+}
+
+fn push_raw_lines(bytes: &[u8], from: usize, to: usize, out: &mut ParseOutput) {
+    if from >= to {
+        return;
+    }
+    let first_line = count_lines(&bytes[..from]) as u32;
+    for (no, raw) in parse::lines::split_lines(&bytes[from..to]) {
+        let mut ev = Event::new(first_line + no, String::from_utf8_lossy(raw).into_owned());
+        ev.component = "cluster-info".to_string();
+        out.events.push(ev);
+    }
+}
+
+/// The first path component, when every path has one in common and it is a folder.
+fn common_root<'a>(mut paths: impl Iterator<Item = &'a str>) -> Option<String> {
+    let first = paths.next()?;
+    let (root, _) = first.split_once('/')?;
+    for p in paths {
+        match p.split_once('/') {
+            Some((r, _)) if r == root => {}
+            _ => return None,
+        }
+    }
+    Some(root.to_string())
+}
+
+fn strip_root<'a>(path: &'a str, root: &str) -> &'a str {
+    path.strip_prefix(root)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .unwrap_or(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn common_root_only_when_shared() {
+        assert_eq!(common_root(["b/x", "b/y/z"].into_iter()), Some("b".to_string()));
+        assert_eq!(common_root(["b/x", "c/y"].into_iter()), None);
+        assert_eq!(common_root(["x"].into_iter()), None);
+    }
+
+    #[test]
+    fn cluster_info_sections_keep_every_line() {
+        let text = "==== START logs for container wait-gcs-ready of pod default/w ====\n\
+                    0 seconds elapsed: Waiting for GCS to be ready.\n\
+                    ==== END logs for container wait-gcs-ready of pod default/w ====\n\
+                    ==== START logs for container ray-worker of pod default/w ====\n\
+                    2023-07-10 11:24:38,590\tWARNING agent.py:531 -- Exiting with SIGTERM immediately...\n\
+                    ==== END logs for container ray-worker of pod default/w ====\n";
+        let sections = split_cluster_info_sections(text.as_bytes()).unwrap_or_default();
+        assert_eq!(sections.len(), 2);
+        let (kind, out) = parse_sections("ns/w/logs.txt", text.as_bytes(), &sections);
+        assert_eq!(kind, SourceKind::InitContainer);
+        let lines: u32 = out.events.iter().map(|e| e.n_lines).sum();
+        assert_eq!(lines, 6);
+        let starts: Vec<u32> = out.events.iter().map(|e| e.line).collect();
+        assert_eq!(starts, vec![1, 2, 3, 4, 5, 6]);
+    }
+}

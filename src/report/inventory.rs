@@ -1,0 +1,79 @@
+//! The inventory as text: what was read, how times were resolved, what went wrong.
+
+use std::io::{self, Write};
+
+use crate::inventory::Inventory;
+use crate::report::style::Style;
+
+pub fn write_text(w: &mut dyn Write, inv: &Inventory, style: Style) -> io::Result<()> {
+    writeln!(
+        w,
+        "{} {} files, {:.1} MB, {} lines ({})",
+        style.bold("Bundle:"),
+        inv.files,
+        inv.bytes as f64 / 1e6,
+        inv.lines,
+        inv.container
+    )?;
+    let pct = if inv.events == 0 {
+        100.0
+    } else {
+        inv.timed_events as f64 * 100.0 / inv.events as f64
+    };
+    writeln!(
+        w,
+        "{} {} ({:.1}% with a time), {} unparsed lines",
+        style.bold("Events:"),
+        inv.events,
+        pct,
+        inv.unparsed_lines
+    )?;
+    match &inv.window {
+        Some(win) => writeln!(w, "{} {} .. {}", style.bold("Window:"), win.first, win.last)?,
+        None => writeln!(w, "{} no timed events", style.bold("Window:"))?,
+    }
+    if let (Some(t), Some(basis)) = (&inv.capture_time, &inv.capture_basis) {
+        writeln!(w, "{} {t} ({basis})", style.bold("Captured:"))?;
+    }
+    writeln!(w, "\n{}", style.bold("Sources:"))?;
+    for (kind, n) in &inv.sources {
+        writeln!(w, "  {kind:<22} {n:>5} file{}", if *n == 1 { "" } else { "s" })?;
+    }
+    if !inv.zones.is_empty() {
+        writeln!(w, "\n{}", style.bold("Time zones of Ray logs (local time, no zone in the file):"))?;
+        for z in &inv.zones {
+            writeln!(
+                w,
+                "  UTC{}  {}  {} file{}: {}",
+                z.offset,
+                z.quality,
+                z.files.len(),
+                if z.files.len() == 1 { "" } else { "s" },
+                z.basis
+            )?;
+        }
+    }
+    writeln!(w, "\n{}", style.bold("Files:"))?;
+    for f in &inv.file_list {
+        writeln!(
+            w,
+            "  {:<20} {:>9} lines {:>9} events {}{}",
+            f.source,
+            f.lines,
+            f.events,
+            f.path,
+            if f.unparsed_lines > 0 {
+                format!("  ({} unparsed)", f.unparsed_lines)
+            } else {
+                String::new()
+            }
+        )?;
+    }
+    if !inv.diagnostics.is_empty() {
+        writeln!(w, "\n{} ({})", style.bold("Diagnostics"), inv.diagnostics.len())?;
+        for d in &inv.diagnostics {
+            writeln!(w, "  {d}")?;
+        }
+    }
+    Ok(())
+}

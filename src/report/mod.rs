@@ -1,0 +1,6 @@
+//! Renderers: each writes an already computed value to an `io::Write`. No computation,
+//! filtering or sorting beyond layout, and never `println!`.
+
+pub mod inventory;
+pub mod style;
+pub mod timeline;

@@ -1,0 +1,403 @@
+//! One timeline: every event's time resolved to UTC, then a stable merge of all files.
+//!
+//! Resolution needs bundle-level context that no single parser has:
+//! - Ray's Python and C++ logs carry container-local times with no zone. The offset comes
+//!   from `--tz`, else from evidence (a `kubectl logs --timestamps` prefix or an access-log
+//!   stamp on the same line as a zone-less time) in the file itself, else in the files of the
+//!   same pod folder, else from the whole bundle when all its evidence agrees; otherwise UTC is
+//!   assumed and the report says so.
+//! - klog stamps have no year: it comes from the file's neighbouring stamps or the bundle's
+//!   window.
+//! - `kubectl` ages are anchored to the capture time: a recorded `collected_at`, a
+//!   troubleshoot bundle's folder name, or else the newest exact time in the bundle. File
+//!   modification times are not used: copies and checkouts rewrite them, and the same bundle
+//!   must give the same report in every container format.
+//!
+//! Order is `(time, file, line)`, stable; an event without time sorts with the event before it
+//! in its file. Invariant: this module knows nothing of formats or rules.
+
+use std::collections::BTreeMap;
+
+use crate::event::{
+    format_rfc3339, micros_from_civil, Event, Micros, RawTime, Timestamp,
+    TsQuality, MICROS_PER_SEC,
+};
+use crate::load::{FileInfo, Loaded};
+use crate::parse::primitives::instant;
+
+/// How times are resolved.
+#[derive(Clone, Debug)]
+pub struct TimeConfig {
+    /// `--tz`: the containers' offset east of UTC in seconds, overriding any inference.
+    pub tz_override: Option<i64>,
+}
+
+/// How the zone of one file's zone-less times was decided.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ZoneDecision {
+    pub file: String,
+    pub offset_secs: i64,
+    pub quality: TsQuality,
+    pub basis: String,
+}
+
+/// The capture time kubectl ages are anchored to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaptureTime {
+    pub micros: Micros,
+    pub basis: String,
+}
+
+/// The merged, resolved event stream of a bundle.
+#[derive(Debug)]
+pub struct Timeline {
+    pub bundle_path: String,
+    pub container: String,
+    pub files: Vec<FileInfo>,
+    pub events: Vec<Event>,
+    pub diagnostics: Vec<crate::diag::Diagnostic>,
+    pub zones: Vec<ZoneDecision>,
+    pub capture: Option<CaptureTime>,
+}
+
+impl Timeline {
+    /// First and last resolved time.
+    pub fn window(&self) -> Option<(Micros, Micros)> {
+        let mut times = self.events.iter().filter_map(|e| e.ts.map(|t| t.micros));
+        let first = times.next()?;
+        let (lo, hi) = times.fold((first, first), |(lo, hi), t| (lo.min(t), hi.max(t)));
+        Some((lo, hi))
+    }
+
+    pub fn file(&self, id: u32) -> Option<&FileInfo> {
+        self.files.get(id as usize)
+    }
+}
+
+/// Resolves every time and merges the files into one ordered stream.
+pub fn build(loaded: Loaded, cfg: &TimeConfig) -> Timeline {
+    let Loaded {
+        bundle_path,
+        container,
+        root_name,
+        files,
+        mut events,
+        diagnostics,
+    } = loaded;
+
+    let zones = decide_zones(&files, &events, cfg);
+    let offsets: BTreeMap<u32, (i64, TsQuality)> = zones
+        .iter()
+        .filter_map(|z| {
+            files
+                .iter()
+                .find(|f| f.path == z.file)
+                .map(|f| (f.id, (z.offset_secs, z.quality)))
+        })
+        .collect();
+
+    // Pass 1: explicit and zone-resolved times.
+    for (file_id, file_events) in events.iter_mut().enumerate() {
+        let (offset, quality) = offsets
+            .get(&(file_id as u32))
+            .copied()
+            .unwrap_or((0, TsQuality::AssumedUtc));
+        for ev in file_events.iter_mut() {
+            ev.ts = match ev.raw_time {
+                Some(RawTime::Utc(t)) => Some(Timestamp { micros: t, quality: TsQuality::Exact }),
+                Some(RawTime::Naive(t)) => Some(Timestamp {
+                    micros: t - offset * MICROS_PER_SEC,
+                    quality,
+                }),
+                _ => None,
+            };
+        }
+    }
+    let window = resolved_window(&events);
+
+    // Pass 2: year-less stamps, from the file's neighbours or the bundle's window.
+    for file_events in events.iter_mut() {
+        let mut reference = window.map(|(lo, _)| lo);
+        for ev in file_events.iter_mut() {
+            if let Some(ts) = ev.ts {
+                reference = Some(ts.micros);
+            }
+            if let Some(RawTime::NoYear { month, day, micros_of_day }) = ev.raw_time {
+                if let Some(r) = reference {
+                    ev.ts = resolve_no_year(month, day, micros_of_day, r).map(|micros| Timestamp {
+                        micros,
+                        quality: TsQuality::AssumedUtc,
+                    });
+                    if let Some(ts) = ev.ts {
+                        reference = Some(ts.micros);
+                    }
+                }
+            }
+        }
+    }
+
+    // Pass 3: kubectl ages, anchored to the capture time.
+    let capture = capture_time(&files, &events, root_name.as_deref());
+    if let Some(cap) = &capture {
+        for ev in events.iter_mut().flatten() {
+            if let Some(RawTime::Age { secs }) = ev.raw_time {
+                ev.ts = Some(Timestamp {
+                    micros: cap.micros - secs * MICROS_PER_SEC,
+                    quality: TsQuality::Approximate,
+                });
+            }
+        }
+    }
+
+    let merged = merge(events);
+    Timeline {
+        bundle_path,
+        container,
+        files,
+        events: merged,
+        diagnostics,
+        zones,
+        capture,
+    }
+}
+
+fn resolved_window(events: &[Vec<Event>]) -> Option<(Micros, Micros)> {
+    let mut times = events.iter().flatten().filter_map(|e| e.ts.map(|t| t.micros));
+    let first = times.next()?;
+    Some(times.fold((first, first), |(lo, hi), t| (lo.min(t), hi.max(t))))
+}
+
+/// Picks the year (reference's, or one either side) that puts the stamp closest to `reference`.
+fn resolve_no_year(month: u8, day: u8, micros_of_day: i64, reference: Micros) -> Option<Micros> {
+    let ref_days = reference.div_euclid(86_400 * MICROS_PER_SEC);
+    let (ref_year, _, _) = crate::event::civil_from_days(ref_days);
+    (ref_year - 1..=ref_year + 1)
+        .filter_map(|y| {
+            micros_from_civil(y, u32::from(month), u32::from(day), 0, 0, 0, 0)
+                .map(|midnight| midnight + micros_of_day)
+        })
+        .min_by_key(|t| (t - reference).abs())
+}
+
+/// Zone offsets for every file with zone-less times.
+fn decide_zones(files: &[FileInfo], events: &[Vec<Event>], cfg: &TimeConfig) -> Vec<ZoneDecision> {
+    let naive_files: Vec<&FileInfo> = files
+        .iter()
+        .filter(|f| {
+            events
+                .get(f.id as usize)
+                .is_some_and(|evs| evs.iter().any(|e| matches!(e.raw_time, Some(RawTime::Naive(_)))))
+        })
+        .collect();
+    if let Some(offset) = cfg.tz_override {
+        return naive_files
+            .iter()
+            .map(|f| ZoneDecision {
+                file: f.path.clone(),
+                offset_secs: offset,
+                quality: TsQuality::InferredZone,
+                basis: "--tz".to_string(),
+            })
+            .collect();
+    }
+    // Evidence per file, then per pod folder, then bundle-wide.
+    let mut per_group: BTreeMap<String, Vec<Micros>> = BTreeMap::new();
+    let mut all: Vec<Micros> = Vec::new();
+    for f in files {
+        if !f.zone_samples.is_empty() {
+            per_group
+                .entry(zone_group(&f.path))
+                .or_default()
+                .extend(&f.zone_samples);
+            all.extend(&f.zone_samples);
+        }
+    }
+    let bundle_offset = consensus(&all);
+    naive_files
+        .iter()
+        .map(|f| {
+            if let Some(off) = consensus(&f.zone_samples) {
+                return decision(f, off, format!("{} same-line UTC stamps in the file", f.zone_samples.len()));
+            }
+            let group = zone_group(&f.path);
+            if let Some(off) = per_group.get(&group).and_then(|s| consensus(s)) {
+                let shown = if group.is_empty() { "(bundle root)".to_string() } else { group };
+                return decision(f, off, format!("UTC stamps in other files of {shown}"));
+            }
+            if let Some(off) = bundle_offset {
+                return decision(f, off, "UTC stamps elsewhere in the bundle".to_string());
+            }
+            ZoneDecision {
+                file: f.path.clone(),
+                offset_secs: 0,
+                quality: TsQuality::AssumedUtc,
+                basis: "no zone evidence: assumed UTC (use --tz to set it)".to_string(),
+            }
+        })
+        .collect()
+}
+
+fn decision(f: &FileInfo, offset_secs: i64, basis: String) -> ZoneDecision {
+    ZoneDecision {
+        file: f.path.clone(),
+        offset_secs,
+        quality: TsQuality::InferredZone,
+        basis,
+    }
+}
+
+/// The pod folder a file belongs to: its directory without trailing `serve`, `logs`,
+/// `session_latest` or `old` components.
+fn zone_group(path: &str) -> String {
+    let mut dir = match path.rsplit_once('/') {
+        Some((d, _)) => d,
+        None => "",
+    };
+    loop {
+        let (parent, last) = match dir.rsplit_once('/') {
+            Some((p, l)) => (p, l),
+            None => ("", dir),
+        };
+        if matches!(last, "serve" | "logs" | "old" | "session_latest" | "events") && !dir.is_empty() {
+            dir = parent;
+        } else {
+            return dir.to_string();
+        }
+    }
+}
+
+/// The offset (seconds, a multiple of 15 minutes) the samples agree on, if they do.
+fn consensus(samples: &[Micros]) -> Option<i64> {
+    if samples.is_empty() {
+        return None;
+    }
+    let quarter = 900 * MICROS_PER_SEC;
+    let mut rounded: Vec<i64> = samples
+        .iter()
+        .map(|s| (s + quarter / 2).div_euclid(quarter) * 900)
+        .collect();
+    rounded.sort_unstable();
+    let median = rounded[rounded.len() / 2];
+    let agreeing = rounded.iter().filter(|r| **r == median).count();
+    if agreeing * 10 >= rounded.len() * 8 && median.abs() <= 14 * 3600 {
+        Some(median)
+    } else {
+        None
+    }
+}
+
+/// The moment the dump was captured, if the bundle reveals it.
+fn capture_time(files: &[FileInfo], events: &[Vec<Event>], root_name: Option<&str>) -> Option<CaptureTime> {
+    // A recorded capture time.
+    for f in files {
+        let Some(evs) = events.get(f.id as usize) else { continue };
+        for ev in evs {
+            let path = ev.field("path").unwrap_or_default();
+            if matches!(path, "collected_at" | "collectedat" | "capturedat" | "captured_at") {
+                if let Some(Ok((_, t))) = ev.field("value").map(|v| instant(v.trim_matches('"'))) {
+                    return Some(CaptureTime {
+                        micros: t,
+                        basis: format!("{} in {}", path, f.path),
+                    });
+                }
+            }
+        }
+    }
+    // troubleshoot's folder name: support-bundle-2025-03-14T09_12_44.
+    let names = root_name.into_iter().chain(files.iter().filter_map(|f| f.path.split('/').next()));
+    for name in names {
+        if let Some(t) = troubleshoot_stamp(name) {
+            return Some(CaptureTime {
+                micros: t,
+                basis: format!("bundle folder name {name}"),
+            });
+        }
+    }
+    // Else the newest exact or zone-resolved time in the bundle.
+    let newest = events
+        .iter()
+        .flatten()
+        .filter_map(|e| e.ts)
+        .filter(|t| t.quality != TsQuality::Approximate)
+        .map(|t| t.micros)
+        .max()?;
+    Some(CaptureTime {
+        micros: newest,
+        basis: "newest log time in the bundle (no capture time recorded)".to_string(),
+    })
+}
+
+fn troubleshoot_stamp(name: &str) -> Option<Micros> {
+    let rest = name.strip_prefix("support-bundle-")?;
+    let b = rest.as_bytes();
+    if b.len() < 19 {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| rest.get(r).and_then(|s| s.parse::<u32>().ok());
+    let y = num(0..4)?;
+    micros_from_civil(i64::from(y), num(5..7)?, num(8..10)?, num(11..13)?, num(14..16)?, num(17..19)?, 0)
+}
+
+/// Stable merge by `(time, file, line)`; untimed events keep their place after the event
+/// before them in their file.
+fn merge(events: Vec<Vec<Event>>) -> Vec<Event> {
+    let total = events.iter().map(Vec::len).sum();
+    let mut keyed: Vec<(Micros, u32, u32, Event)> = Vec::with_capacity(total);
+    for file_events in events {
+        let mut carry = Micros::MIN;
+        for ev in file_events {
+            if let Some(ts) = ev.ts {
+                carry = ts.micros;
+            }
+            keyed.push((carry, ev.file, ev.line, ev));
+        }
+    }
+    keyed.sort_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
+    keyed.into_iter().map(|(_, _, _, ev)| ev).collect()
+}
+
+/// `+07:00`-style rendering of an offset.
+pub fn format_offset(secs: i64) -> String {
+    let sign = if secs < 0 { '-' } else { '+' };
+    let abs = secs.abs();
+    format!("{sign}{:02}:{:02}", abs / 3600, abs % 3600 / 60)
+}
+
+/// Renders a capture time for the inventory.
+pub fn describe_capture(cap: &CaptureTime) -> String {
+    format!("{} ({})", format_rfc3339(cap.micros), cap.basis)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn consensus_rounds_to_quarter_hours() {
+        let h = 3600 * MICROS_PER_SEC;
+        assert_eq!(consensus(&[-7 * h + 1234, -7 * h - 999_000]), Some(-7 * 3600));
+        assert_eq!(consensus(&[]), None);
+        assert_eq!(consensus(&[h, -5 * h]), None);
+    }
+
+    #[test]
+    fn groups() {
+        assert_eq!(zone_group("head/logs/serve/controller_1.log"), "head");
+        assert_eq!(zone_group("head-logs/dashboard.log"), "head-logs");
+        assert_eq!(zone_group("x.txt"), "");
+    }
+
+    #[test]
+    fn year_is_the_nearest() {
+        let reference = micros_from_civil(2024, 1, 1, 0, 10, 0, 0).unwrap_or_default();
+        let got = resolve_no_year(12, 31, 23 * 3600 * MICROS_PER_SEC, reference);
+        assert_eq!(got.map(format_rfc3339).as_deref(), Some("2023-12-31T23:00:00.000Z"));
+    }
+
+    #[test]
+    fn troubleshoot_names() {
+        let t = troubleshoot_stamp("support-bundle-2025-03-14T09_12_44");
+        assert_eq!(t.map(format_rfc3339).as_deref(), Some("2025-03-14T09:12:44.000Z"));
+        assert_eq!(troubleshoot_stamp("support-bundle"), None);
+    }
+}
