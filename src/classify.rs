@@ -34,7 +34,9 @@ enum Family {
 }
 
 static ZAP_CONSOLE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}(Z|[+-]\d{4})\s+(DEBUG|INFO|WARN|ERROR|DPANIC|PANIC|FATAL|debug|info|warn|error|dpanic|panic|fatal)\s")
+    re(
+        r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}(Z|[+-]\d{4})\s+(DEBUG|INFO|WARN|ERROR|DPANIC|PANIC|FATAL|debug|info|warn|error|dpanic|panic|fatal)\s",
+    )
 });
 static KLOG: LazyLock<Regex> =
     LazyLock::new(|| re(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6}\s+\d+ [\w.-]+:\d+\] "));
@@ -156,13 +158,15 @@ fn line_family(text: &str) -> Option<usize> {
     if text.starts_with("{\"levelname\"")
         || (text.starts_with("{\"asctime\"") && text.contains("\"levelname\""))
     {
-        return Some(if text.contains("\"component_name\"") || text.contains("\"deployment\"") {
-            3
-        } else if text.contains("\"filename\"") && text.contains(".cc\"") {
-            2
-        } else {
-            1
-        });
+        return Some(
+            if text.contains("\"component_name\"") || text.contains("\"deployment\"") {
+                3
+            } else if text.contains("\"filename\"") && text.contains(".cc\"") {
+                2
+            } else {
+                1
+            },
+        );
     }
     if ZAP_CONSOLE.is_match(text) || KLOG.is_match(text) {
         return Some(0);
@@ -178,7 +182,10 @@ fn line_family(text: &str) -> Option<usize> {
     {
         return Some(4);
     }
-    if text.starts_with(":job_id:") || text.starts_with(":actor_name:") || text.starts_with(":task_name:") {
+    if text.starts_with(":job_id:")
+        || text.starts_with(":actor_name:")
+        || text.starts_with(":task_name:")
+    {
         return Some(5);
     }
     if RAY_PY.is_match(text) {
@@ -211,7 +218,9 @@ fn describe_kind(window: &[u8]) -> SourceKind {
         if text.starts_with("Containers:") || text.starts_with("Controlled By:") {
             saw_containers = true;
         }
-        if text.starts_with("Roles:") || text.starts_with("Taints:") || text.starts_with("Capacity:")
+        if text.starts_with("Roles:")
+            || text.starts_with("Taints:")
+            || text.starts_with("Capacity:")
         {
             saw_node_markers = true;
         }
@@ -235,7 +244,9 @@ fn refine(family: Family, name: &str, path: &str) -> SourceKind {
             _ => SourceKind::RayPython,
         },
         Family::RayCpp => match by_name(name, path) {
-            Some(kind @ (SourceKind::GcsServer | SourceKind::CoreWorker | SourceKind::Raylet)) => kind,
+            Some(kind @ (SourceKind::GcsServer | SourceKind::CoreWorker | SourceKind::Raylet)) => {
+                kind
+            }
             _ => SourceKind::Raylet,
         },
         Family::Serve => serve_kind(name),
@@ -251,7 +262,10 @@ fn refine(family: Family, name: &str, path: &str) -> SourceKind {
         Family::WaitGcs => SourceKind::InitContainer,
         Family::WorkerMarkers => SourceKind::Worker,
         Family::RayStart => match by_name(name, path) {
-            Some(kind @ (SourceKind::Autoscaler | SourceKind::Dashboard | SourceKind::DashboardAgent)) => kind,
+            Some(
+                kind
+                @ (SourceKind::Autoscaler | SourceKind::Dashboard | SourceKind::DashboardAgent),
+            ) => kind,
             _ => SourceKind::RayContainer,
         },
     }
@@ -301,7 +315,8 @@ fn by_name(name: &str, path: &str) -> Option<SourceKind> {
         SourceKind::RayPython
     } else if stem.contains("operator") {
         SourceKind::Operator
-    } else if stem == "stdout.log" || stem.starts_with("ray-head") || stem.starts_with("ray-worker") {
+    } else if stem == "stdout.log" || stem.starts_with("ray-head") || stem.starts_with("ray-worker")
+    {
         SourceKind::RayContainer
     } else if stem.starts_with("wait-gcs-ready") {
         SourceKind::InitContainer
@@ -383,8 +398,16 @@ mod tests {
             "LAST SEEN   TYPE      REASON   OBJECT    MESSAGE\n35m  Warning  FailedScheduling  pod/x  0/4 nodes\n",
             "kube_events",
         );
-        check("rs.yaml", "apiVersion: ray.io/v1\nkind: RayService\n", "kube_object");
-        check("pods/default.json", "{\n  \"kind\": \"PodList\",\n", "kube_object");
+        check(
+            "rs.yaml",
+            "apiVersion: ray.io/v1\nkind: RayService\n",
+            "kube_object",
+        );
+        check(
+            "pods/default.json",
+            "{\n  \"kind\": \"PodList\",\n",
+            "kube_object",
+        );
         check(
             "init.log",
             "0 seconds elapsed: Waiting for GCS to be ready.\n",

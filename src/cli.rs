@@ -12,7 +12,10 @@ use crate::event::Level;
 use crate::inventory::Inventory;
 use crate::load::{load, LoadConfig};
 use crate::query::{self, Query};
+use crate::rank::rank;
 use crate::report::style::Style;
+use crate::rules::engine::Engine;
+use crate::rules::{library, Rule, Severity};
 use crate::timeline::{build, TimeConfig};
 
 /// Exit code when the bundle could not be read at all, or the command line is wrong.
@@ -41,6 +44,25 @@ pub enum Command {
     Analyze(AnalyzeArgs),
     /// Print the merged, time-ordered event stream of a bundle
     Timeline(TimelineArgs),
+    /// List the rules, or print one rule's documentation
+    Rules(RulesArgs),
+    /// Validate pattern files (every rule, its doc and its sample lines)
+    CheckPatterns(CheckPatternsArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RulesArgs {
+    /// A rule code (e.g. DSH004) or catalogue id; without it, list every rule
+    pub code: Option<String>,
+    /// Also load rules from this directory (they add to or override the built-in ones)
+    #[arg(long, value_name = "DIR")]
+    pub patterns: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct CheckPatternsArgs {
+    /// Directory of pattern files (*.toml)
+    pub dir: PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -66,6 +88,37 @@ pub struct AnalyzeArgs {
     /// Write the report to FILE instead of standard output
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Also load rules from this directory (they add to or override the built-in ones)
+    #[arg(long, value_name = "DIR")]
+    pub patterns: Option<PathBuf>,
+    /// Exit with 1 when a cause at or above this severity is found
+    #[arg(long, value_enum, default_value_t = SeverityArg::Error)]
+    pub fail_on: SeverityArg,
+    /// Show only causes at or above this severity
+    #[arg(long, value_enum, default_value_t = SeverityArg::Info)]
+    pub min_severity: SeverityArg,
+    /// Print the inventory (files, sources, zones, diagnostics) instead of the causes
+    #[arg(long)]
+    pub inventory: bool,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SeverityArg {
+    Info,
+    Warning,
+    Error,
+    Critical,
+}
+
+impl From<SeverityArg> for Severity {
+    fn from(s: SeverityArg) -> Severity {
+        match s {
+            SeverityArg::Info => Severity::Info,
+            SeverityArg::Warning => Severity::Warning,
+            SeverityArg::Error => Severity::Error,
+            SeverityArg::Critical => Severity::Critical,
+        }
+    }
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -142,7 +195,11 @@ pub struct Failure {
 
 impl Failure {
     fn usage(message: impl Into<String>) -> Failure {
-        Failure { message: message.into(), code: EXIT_UNREADABLE, broken_pipe: false }
+        Failure {
+            message: message.into(),
+            code: EXIT_UNREADABLE,
+            broken_pipe: false,
+        }
     }
 }
 
@@ -161,6 +218,8 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
     match cli.command {
         Command::Analyze(args) => analyze(args),
         Command::Timeline(args) => timeline(args),
+        Command::Rules(args) => rules_cmd(args),
+        Command::CheckPatterns(args) => check_patterns(args),
     }
 }
 
@@ -175,7 +234,10 @@ fn load_config(read: &ReadArgs) -> Result<(LoadConfig, TimeConfig), Failure> {
         None => None,
     };
     Ok((
-        LoadConfig { limits: Limits::DEFAULT, threads },
+        LoadConfig {
+            limits: Limits::DEFAULT,
+            threads,
+        },
         TimeConfig { tz_override },
     ))
 }
@@ -186,40 +248,118 @@ fn read_timeline(read: &ReadArgs) -> Result<crate::timeline::Timeline, Failure> 
     Ok(build(loaded, &time_cfg))
 }
 
+fn load_rules(patterns: Option<&std::path::Path>) -> Result<Vec<Rule>, Failure> {
+    let base =
+        library::builtin().map_err(|e| Failure::usage(format!("built-in pattern library: {e}")))?;
+    match patterns {
+        Some(dir) => {
+            let user = library::load_dir(dir).map_err(|e| Failure::usage(e.to_string()))?;
+            Ok(library::with_overrides(base, user))
+        }
+        None => Ok(base),
+    }
+}
+
 fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
     let started = std::time::Instant::now();
+    let rules = load_rules(args.patterns.as_deref())?;
     let tl = read_timeline(&args.read)?;
-    let inv = Inventory::of(&tl);
     let to_tty = args.out.is_none() && io::stdout().is_terminal();
+    let style = Style::for_terminal(to_tty);
     let mut buf: Vec<u8> = Vec::new();
-    match args.format {
-        AnalyzeFormat::Text => {
-            crate::report::inventory::write_text(&mut buf, &inv, Style::for_terminal(to_tty))?
+    if args.inventory {
+        let inv = Inventory::of(&tl);
+        match args.format {
+            AnalyzeFormat::Text => crate::report::inventory::write_text(&mut buf, &inv, style)?,
+            AnalyzeFormat::Json => {
+                serde_json::to_writer_pretty(&mut buf, &inv).map_err(io::Error::from)?;
+                buf.push(b'\n');
+            }
         }
+        emit(args.out.as_deref(), &buf)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let engine = Engine::new(rules);
+    let findings = engine.run(&tl.events);
+    let elapsed = started.elapsed().as_millis() as u64;
+    let mut report = rank(&tl, &engine.rules, &findings, elapsed);
+    let fail_on = Severity::from(args.fail_on);
+    let failing = report
+        .causes
+        .iter()
+        .any(|c| c.severity >= fail_on && c.severity != Severity::Info);
+    let min = Severity::from(args.min_severity);
+    report.causes.retain(|c| c.severity >= min);
+    match args.format {
+        AnalyzeFormat::Text => crate::report::text::write(&mut buf, &report, style)?,
         AnalyzeFormat::Json => {
-            let doc = serde_json::json!({
-                "schema": "raysift.report/v1",
-                "bundle": {
-                    "path": tl.bundle_path,
-                    "files": inv.files,
-                    "bytes": inv.bytes,
-                    "sources": inv.sources,
-                },
-                "window": inv.window,
-                "causes": [],
-                "diagnostics": inv.diagnostics,
-                "stats": {
-                    "events": inv.events,
-                    "unparsed_lines": inv.unparsed_lines,
-                    "elapsed_ms": started.elapsed().as_millis() as u64,
-                },
-                "inventory": inv,
-            });
-            serde_json::to_writer_pretty(&mut buf, &doc).map_err(io::Error::from)?;
+            serde_json::to_writer_pretty(&mut buf, &report).map_err(io::Error::from)?;
             buf.push(b'\n');
         }
     }
     emit(args.out.as_deref(), &buf)?;
+    Ok(if failing {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn rules_cmd(args: RulesArgs) -> Result<ExitCode, Failure> {
+    let rules = load_rules(args.patterns.as_deref())?;
+    let mut out = io::stdout().lock();
+    match &args.code {
+        None => {
+            for r in &rules {
+                writeln!(
+                    out,
+                    "{}  {:<8}  {:<38}  {}",
+                    r.code,
+                    r.severity.as_str(),
+                    r.id,
+                    r.title
+                )?;
+            }
+        }
+        Some(code) => {
+            let matching: Vec<&Rule> = rules
+                .iter()
+                .filter(|r| r.code.as_str().eq_ignore_ascii_case(code) || r.id == *code)
+                .collect();
+            if matching.is_empty() {
+                return Err(Failure::usage(format!(
+                    "no rule has code or id {code:?} (see `raysift rules`)"
+                )));
+            }
+            for r in matching {
+                writeln!(
+                    out,
+                    "{} {} ({}, {})\n",
+                    r.code,
+                    r.title,
+                    r.id,
+                    r.severity.as_str()
+                )?;
+                writeln!(out, "{}", r.doc.trim())?;
+                if !r.explains.is_empty() {
+                    writeln!(out, "\nExplains: {}", r.explains.join(", "))?;
+                }
+                writeln!(out, "\nDefined in {}\n", r.origin)?;
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn check_patterns(args: CheckPatternsArgs) -> Result<ExitCode, Failure> {
+    let rules = library::load_dir(&args.dir).map_err(|e| Failure::usage(e.to_string()))?;
+    let samples: usize = rules.iter().map(|r| r.samples.len()).sum();
+    println!(
+        "{}: {} rules, {} sample lines checked, all valid",
+        args.dir.display(),
+        rules.len(),
+        samples
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -228,14 +368,28 @@ fn timeline(args: TimelineArgs) -> Result<ExitCode, Failure> {
     q.sources = args.source.clone();
     q.min_level = args.level.map(Level::from);
     if let Some(re) = &args.grep {
-        q.grep = Some(
-            regex::Regex::new(re).map_err(|e| Failure::usage(format!("--grep {re:?}: {e}")))?,
-        );
+        q.grep =
+            Some(regex::Regex::new(re).map_err(|e| Failure::usage(format!("--grep {re:?}: {e}")))?);
     }
     let usage = |e: query::QueryError| Failure::usage(e.to_string());
-    q.since = args.since.as_deref().map(query::parse_time_arg).transpose().map_err(usage)?;
-    q.until = args.until.as_deref().map(query::parse_time_arg).transpose().map_err(usage)?;
-    q.around = args.around.as_deref().map(query::parse_anchor_arg).transpose().map_err(usage)?;
+    q.since = args
+        .since
+        .as_deref()
+        .map(query::parse_time_arg)
+        .transpose()
+        .map_err(usage)?;
+    q.until = args
+        .until
+        .as_deref()
+        .map(query::parse_time_arg)
+        .transpose()
+        .map_err(usage)?;
+    q.around = args
+        .around
+        .as_deref()
+        .map(query::parse_anchor_arg)
+        .transpose()
+        .map_err(usage)?;
     q.window = query::parse_duration_arg(&args.window).map_err(usage)?;
 
     let tl = read_timeline(&args.read)?;
@@ -263,8 +417,14 @@ fn emit(out: Option<&std::path::Path>, bytes: &[u8]) -> Result<(), Failure> {
             stdout.flush()?;
         }
         Some(path) => {
-            let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let dir = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             let tmp = dir.join(format!(".{name}.raysift-{}.tmp", std::process::id()));
             let write = || -> io::Result<()> {
                 std::fs::write(&tmp, bytes)?;
@@ -272,7 +432,10 @@ fn emit(out: Option<&std::path::Path>, bytes: &[u8]) -> Result<(), Failure> {
             };
             if let Err(e) = write() {
                 let _ = std::fs::remove_file(&tmp);
-                return Err(Failure::usage(format!("cannot write {}: {e}", path.display())));
+                return Err(Failure::usage(format!(
+                    "cannot write {}: {e}",
+                    path.display()
+                )));
             }
         }
     }

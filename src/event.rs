@@ -21,7 +21,11 @@ pub enum RawTime {
     Naive(Micros),
     /// A glog / klog stamp with no year (`I0411 07:43:44.182159`): the year comes from the
     /// file's other stamps or the bundle's window.
-    NoYear { month: u8, day: u8, micros_of_day: i64 },
+    NoYear {
+        month: u8,
+        day: u8,
+        micros_of_day: i64,
+    },
     /// A `kubectl` age (`3m12s`): this many seconds before the dump was captured.
     Age { secs: i64 },
 }
@@ -402,9 +406,15 @@ mod tests {
     #[test]
     fn rfc3339() {
         let t = micros_from_civil(2024, 10, 7, 15, 22, 56, 894_000);
-        assert_eq!(t.map(format_rfc3339).as_deref(), Some("2024-10-07T15:22:56.894Z"));
+        assert_eq!(
+            t.map(format_rfc3339).as_deref(),
+            Some("2024-10-07T15:22:56.894Z")
+        );
         let t = micros_from_civil(2024, 4, 11, 7, 43, 44, 182_159);
-        assert_eq!(t.map(format_rfc3339).as_deref(), Some("2024-04-11T07:43:44.182159Z"));
+        assert_eq!(
+            t.map(format_rfc3339).as_deref(),
+            Some("2024-04-11T07:43:44.182159Z")
+        );
     }
 
     #[test]

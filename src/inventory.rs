@@ -63,7 +63,11 @@ impl Inventory {
         let mut groups: BTreeMap<(String, &'static str, String), Vec<String>> = BTreeMap::new();
         for z in &tl.zones {
             groups
-                .entry((format_offset(z.offset_secs), z.quality.as_str(), z.basis.clone()))
+                .entry((
+                    format_offset(z.offset_secs),
+                    z.quality.as_str(),
+                    z.basis.clone(),
+                ))
                 .or_default()
                 .push(z.file.clone());
         }
@@ -82,7 +86,12 @@ impl Inventory {
             }),
             zones: groups
                 .into_iter()
-                .map(|((offset, quality, basis), files)| ZoneGroup { offset, quality, basis, files })
+                .map(|((offset, quality, basis), files)| ZoneGroup {
+                    offset,
+                    quality,
+                    basis,
+                    files,
+                })
                 .collect(),
             capture_time: tl.capture.as_ref().map(|c| format_rfc3339(c.micros)),
             capture_basis: tl.capture.as_ref().map(|c| c.basis.clone()),

@@ -6,13 +6,15 @@
 //! merged, UTC-normalised event stream) → rules → rank → report.
 
 pub mod bundle;
-pub mod diag;
-pub mod event;
-pub mod parse;
 pub mod classify;
 pub mod cli;
+pub mod diag;
+pub mod event;
 pub mod inventory;
 pub mod load;
+pub mod parse;
 pub mod query;
+pub mod rank;
 pub mod report;
+pub mod rules;
 pub mod timeline;

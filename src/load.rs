@@ -216,7 +216,11 @@ fn split_cluster_info_sections(bytes: &[u8]) -> Option<Vec<(usize, usize)>> {
 
 /// Parses each section as its own source, renumbering lines to the whole file. The marker
 /// lines become events of their own so that no line is lost.
-fn parse_sections(path: &str, bytes: &[u8], sections: &[(usize, usize)]) -> (SourceKind, ParseOutput) {
+fn parse_sections(
+    path: &str,
+    bytes: &[u8],
+    sections: &[(usize, usize)],
+) -> (SourceKind, ParseOutput) {
     let mut out = ParseOutput::default();
     let mut first_kind = None;
     let mut covered = 0usize;
@@ -284,7 +288,10 @@ mod tests {
 
     #[test]
     fn common_root_only_when_shared() {
-        assert_eq!(common_root(["b/x", "b/y/z"].into_iter()), Some("b".to_string()));
+        assert_eq!(
+            common_root(["b/x", "b/y/z"].into_iter()),
+            Some("b".to_string())
+        );
         assert_eq!(common_root(["b/x", "c/y"].into_iter()), None);
         assert_eq!(common_root(["x"].into_iter()), None);
     }

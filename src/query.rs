@@ -13,7 +13,10 @@ use crate::timeline::Timeline;
 #[derive(Clone, Debug)]
 pub enum Anchor {
     /// `FILE:LINE`: the file is matched by its path's suffix.
-    FileLine { file: String, line: u32 },
+    FileLine {
+        file: String,
+        line: u32,
+    },
     Instant(Micros),
 }
 
@@ -70,7 +73,12 @@ pub fn select<'t>(tl: &'t Timeline, q: &Query) -> Result<Vec<&'t Event>, QueryEr
     let source_ok: Vec<bool> = tl
         .files
         .iter()
-        .map(|f| q.sources.is_empty() || q.sources.iter().any(|g| source_matches(g, &f.path, f.kind.as_str())))
+        .map(|f| {
+            q.sources.is_empty()
+                || q.sources
+                    .iter()
+                    .any(|g| source_matches(g, &f.path, f.kind.as_str()))
+        })
         .collect();
     Ok(tl
         .events
@@ -97,7 +105,10 @@ fn in_range(ev: &Event, lo: Option<Micros>, hi: Option<Micros>) -> bool {
 fn matches_text(re: &Regex, ev: &Event) -> bool {
     re.is_match(&ev.message)
         || re.is_match(&ev.component)
-        || ev.fields.iter().any(|(k, v)| re.is_match(v) || re.is_match(k))
+        || ev
+            .fields
+            .iter()
+            .any(|(k, v)| re.is_match(v) || re.is_match(k))
 }
 
 fn anchor_time(tl: &Timeline, file: &str, line: u32) -> Result<Micros, QueryError> {
@@ -108,7 +119,11 @@ fn anchor_time(tl: &Timeline, file: &str, line: u32) -> Result<Micros, QueryErro
         .collect();
     let f = match candidates.as_slice() {
         [one] => *one,
-        [] => return Err(QueryError(format!("--around: no file in the bundle matches {file:?}"))),
+        [] => {
+            return Err(QueryError(format!(
+                "--around: no file in the bundle matches {file:?}"
+            )))
+        }
         many => {
             let names: Vec<&str> = many.iter().map(|f| f.path.as_str()).collect();
             return Err(QueryError(format!(
@@ -124,7 +139,12 @@ fn anchor_time(tl: &Timeline, file: &str, line: u32) -> Result<Micros, QueryErro
         .filter_map(|e| e.ts.map(|t| (e.line, t.micros)))
         .max_by_key(|(l, _)| *l)
         .map(|(_, t)| t)
-        .ok_or_else(|| QueryError(format!("--around: {}:{line} has no time to centre on", f.path)))
+        .ok_or_else(|| {
+            QueryError(format!(
+                "--around: {}:{line} has no time to centre on",
+                f.path
+            ))
+        })
 }
 
 /// Glob over a file's path, its name, or its source kind. `*` matches any run of characters,
@@ -183,7 +203,9 @@ pub fn parse_time_arg(s: &str) -> Result<Micros, QueryError> {
 pub fn parse_duration_arg(s: &str) -> Result<Micros, QueryError> {
     match human_duration(s.trim()) {
         Ok(("", secs)) => Ok(secs * MICROS_PER_SEC),
-        _ => Err(QueryError(format!("{s:?} is not a duration: use e.g. 90s, 2m, 1h30m"))),
+        _ => Err(QueryError(format!(
+            "{s:?} is not a duration: use e.g. 90s, 2m, 1h30m"
+        ))),
     }
 }
 
@@ -203,7 +225,9 @@ pub fn parse_tz_arg(s: &str) -> Result<i64, QueryError> {
     };
     match zone(candidate) {
         Ok(("", secs)) if secs.abs() <= 14 * 3600 => Ok(secs),
-        _ => Err(QueryError(format!("{s:?} is not a UTC offset: use e.g. UTC, +08:00, -0700"))),
+        _ => Err(QueryError(format!(
+            "{s:?} is not a UTC offset: use e.g. UTC, +08:00, -0700"
+        ))),
     }
 }
 
@@ -214,10 +238,15 @@ pub fn parse_anchor_arg(s: &str) -> Result<Anchor, QueryError> {
     }
     if let Some((file, line)) = s.rsplit_once(':') {
         if let Ok(line) = line.parse::<u32>() {
-            return Ok(Anchor::FileLine { file: file.to_string(), line });
+            return Ok(Anchor::FileLine {
+                file: file.to_string(),
+                line,
+            });
         }
     }
-    Err(QueryError(format!("--around {s:?}: expected FILE:LINE or a time")))
+    Err(QueryError(format!(
+        "--around {s:?}: expected FILE:LINE or a time"
+    )))
 }
 
 #[cfg(test)]
@@ -226,10 +255,22 @@ mod tests {
 
     #[test]
     fn globs() {
-        assert!(source_matches("dashboard*", "head/logs/dashboard_agent.log", "dashboard_agent"));
+        assert!(source_matches(
+            "dashboard*",
+            "head/logs/dashboard_agent.log",
+            "dashboard_agent"
+        ));
         assert!(source_matches("operator", "x/kuberay.log", "operator"));
-        assert!(source_matches("*/serve/*", "head/logs/serve/controller_1.log", "serve_controller"));
-        assert!(!source_matches("raylet", "head/logs/gcs_server.out", "gcs_server"));
+        assert!(source_matches(
+            "*/serve/*",
+            "head/logs/serve/controller_1.log",
+            "serve_controller"
+        ));
+        assert!(!source_matches(
+            "raylet",
+            "head/logs/gcs_server.out",
+            "gcs_server"
+        ));
         assert!(source_matches("*.lo?", "a.log", "unknown"));
     }
 

@@ -19,8 +19,7 @@
 use std::collections::BTreeMap;
 
 use crate::event::{
-    format_rfc3339, micros_from_civil, Event, Micros, RawTime, Timestamp,
-    TsQuality, MICROS_PER_SEC,
+    format_rfc3339, micros_from_civil, Event, Micros, RawTime, Timestamp, TsQuality, MICROS_PER_SEC,
 };
 use crate::load::{FileInfo, Loaded};
 use crate::parse::primitives::instant;
@@ -104,7 +103,10 @@ pub fn build(loaded: Loaded, cfg: &TimeConfig) -> Timeline {
             .unwrap_or((0, TsQuality::AssumedUtc));
         for ev in file_events.iter_mut() {
             ev.ts = match ev.raw_time {
-                Some(RawTime::Utc(t)) => Some(Timestamp { micros: t, quality: TsQuality::Exact }),
+                Some(RawTime::Utc(t)) => Some(Timestamp {
+                    micros: t,
+                    quality: TsQuality::Exact,
+                }),
                 Some(RawTime::Naive(t)) => Some(Timestamp {
                     micros: t - offset * MICROS_PER_SEC,
                     quality,
@@ -122,7 +124,12 @@ pub fn build(loaded: Loaded, cfg: &TimeConfig) -> Timeline {
             if let Some(ts) = ev.ts {
                 reference = Some(ts.micros);
             }
-            if let Some(RawTime::NoYear { month, day, micros_of_day }) = ev.raw_time {
+            if let Some(RawTime::NoYear {
+                month,
+                day,
+                micros_of_day,
+            }) = ev.raw_time
+            {
                 if let Some(r) = reference {
                     ev.ts = resolve_no_year(month, day, micros_of_day, r).map(|micros| Timestamp {
                         micros,
@@ -162,7 +169,10 @@ pub fn build(loaded: Loaded, cfg: &TimeConfig) -> Timeline {
 }
 
 fn resolved_window(events: &[Vec<Event>]) -> Option<(Micros, Micros)> {
-    let mut times = events.iter().flatten().filter_map(|e| e.ts.map(|t| t.micros));
+    let mut times = events
+        .iter()
+        .flatten()
+        .filter_map(|e| e.ts.map(|t| t.micros));
     let first = times.next()?;
     Some(times.fold((first, first), |(lo, hi), t| (lo.min(t), hi.max(t))))
 }
@@ -184,9 +194,10 @@ fn decide_zones(files: &[FileInfo], events: &[Vec<Event>], cfg: &TimeConfig) -> 
     let naive_files: Vec<&FileInfo> = files
         .iter()
         .filter(|f| {
-            events
-                .get(f.id as usize)
-                .is_some_and(|evs| evs.iter().any(|e| matches!(e.raw_time, Some(RawTime::Naive(_)))))
+            events.get(f.id as usize).is_some_and(|evs| {
+                evs.iter()
+                    .any(|e| matches!(e.raw_time, Some(RawTime::Naive(_))))
+            })
         })
         .collect();
     if let Some(offset) = cfg.tz_override {
@@ -217,11 +228,19 @@ fn decide_zones(files: &[FileInfo], events: &[Vec<Event>], cfg: &TimeConfig) -> 
         .iter()
         .map(|f| {
             if let Some(off) = consensus(&f.zone_samples) {
-                return decision(f, off, format!("{} same-line UTC stamps in the file", f.zone_samples.len()));
+                return decision(
+                    f,
+                    off,
+                    format!("{} same-line UTC stamps in the file", f.zone_samples.len()),
+                );
             }
             let group = zone_group(&f.path);
             if let Some(off) = per_group.get(&group).and_then(|s| consensus(s)) {
-                let shown = if group.is_empty() { "(bundle root)".to_string() } else { group };
+                let shown = if group.is_empty() {
+                    "(bundle root)".to_string()
+                } else {
+                    group
+                };
                 return decision(f, off, format!("UTC stamps in other files of {shown}"));
             }
             if let Some(off) = bundle_offset {
@@ -258,7 +277,8 @@ fn zone_group(path: &str) -> String {
             Some((p, l)) => (p, l),
             None => ("", dir),
         };
-        if matches!(last, "serve" | "logs" | "old" | "session_latest" | "events") && !dir.is_empty() {
+        if matches!(last, "serve" | "logs" | "old" | "session_latest" | "events") && !dir.is_empty()
+        {
             dir = parent;
         } else {
             return dir.to_string();
@@ -287,13 +307,22 @@ fn consensus(samples: &[Micros]) -> Option<i64> {
 }
 
 /// The moment the dump was captured, if the bundle reveals it.
-fn capture_time(files: &[FileInfo], events: &[Vec<Event>], root_name: Option<&str>) -> Option<CaptureTime> {
+fn capture_time(
+    files: &[FileInfo],
+    events: &[Vec<Event>],
+    root_name: Option<&str>,
+) -> Option<CaptureTime> {
     // A recorded capture time.
     for f in files {
-        let Some(evs) = events.get(f.id as usize) else { continue };
+        let Some(evs) = events.get(f.id as usize) else {
+            continue;
+        };
         for ev in evs {
             let path = ev.field("path").unwrap_or_default();
-            if matches!(path, "collected_at" | "collectedat" | "capturedat" | "captured_at") {
+            if matches!(
+                path,
+                "collected_at" | "collectedat" | "capturedat" | "captured_at"
+            ) {
                 if let Some(Ok((_, t))) = ev.field("value").map(|v| instant(v.trim_matches('"'))) {
                     return Some(CaptureTime {
                         micros: t,
@@ -304,7 +333,9 @@ fn capture_time(files: &[FileInfo], events: &[Vec<Event>], root_name: Option<&st
         }
     }
     // troubleshoot's folder name: support-bundle-2025-03-14T09_12_44.
-    let names = root_name.into_iter().chain(files.iter().filter_map(|f| f.path.split('/').next()));
+    let names = root_name
+        .into_iter()
+        .chain(files.iter().filter_map(|f| f.path.split('/').next()));
     for name in names {
         if let Some(t) = troubleshoot_stamp(name) {
             return Some(CaptureTime {
@@ -335,7 +366,15 @@ fn troubleshoot_stamp(name: &str) -> Option<Micros> {
     }
     let num = |r: std::ops::Range<usize>| rest.get(r).and_then(|s| s.parse::<u32>().ok());
     let y = num(0..4)?;
-    micros_from_civil(i64::from(y), num(5..7)?, num(8..10)?, num(11..13)?, num(14..16)?, num(17..19)?, 0)
+    micros_from_civil(
+        i64::from(y),
+        num(5..7)?,
+        num(8..10)?,
+        num(11..13)?,
+        num(14..16)?,
+        num(17..19)?,
+        0,
+    )
 }
 
 /// Stable merge by `(time, file, line)`; untimed events keep their place after the event
@@ -375,7 +414,10 @@ mod tests {
     #[test]
     fn consensus_rounds_to_quarter_hours() {
         let h = 3600 * MICROS_PER_SEC;
-        assert_eq!(consensus(&[-7 * h + 1234, -7 * h - 999_000]), Some(-7 * 3600));
+        assert_eq!(
+            consensus(&[-7 * h + 1234, -7 * h - 999_000]),
+            Some(-7 * 3600)
+        );
         assert_eq!(consensus(&[]), None);
         assert_eq!(consensus(&[h, -5 * h]), None);
     }
@@ -391,13 +433,19 @@ mod tests {
     fn year_is_the_nearest() {
         let reference = micros_from_civil(2024, 1, 1, 0, 10, 0, 0).unwrap_or_default();
         let got = resolve_no_year(12, 31, 23 * 3600 * MICROS_PER_SEC, reference);
-        assert_eq!(got.map(format_rfc3339).as_deref(), Some("2023-12-31T23:00:00.000Z"));
+        assert_eq!(
+            got.map(format_rfc3339).as_deref(),
+            Some("2023-12-31T23:00:00.000Z")
+        );
     }
 
     #[test]
     fn troubleshoot_names() {
         let t = troubleshoot_stamp("support-bundle-2025-03-14T09_12_44");
-        assert_eq!(t.map(format_rfc3339).as_deref(), Some("2025-03-14T09:12:44.000Z"));
+        assert_eq!(
+            t.map(format_rfc3339).as_deref(),
+            Some("2025-03-14T09:12:44.000Z")
+        );
         assert_eq!(troubleshoot_stamp("support-bundle"), None);
     }
 }

@@ -67,7 +67,12 @@ pub struct OpenError {
 
 impl std::fmt::Display for OpenError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "cannot open bundle {}: {}", self.path.display(), self.reason)
+        write!(
+            f,
+            "cannot open bundle {}: {}",
+            self.path.display(),
+            self.reason
+        )
     }
 }
 

@@ -67,14 +67,21 @@ pub fn strip_envelope(line: &str) -> (Envelope, Cow<'_, str>) {
     // Docker json-file: {"log":"…\n","stream":"stdout","time":"…"}.
     if rest.starts_with("{\"log\":") {
         if let Ok(doc) = serde_json::from_str::<DockerLine>(rest) {
-            env.utc = doc.time.as_deref().and_then(|t| instant(t).ok()).map(|r| r.1);
+            env.utc = doc
+                .time
+                .as_deref()
+                .and_then(|t| instant(t).ok())
+                .map(|r| r.1);
             let text = doc.log.trim_end_matches('\n').to_string();
             return (env, Cow::Owned(text));
         }
     }
     // kubelet prefix: RFC 3339 with nine fractional digits (RFC3339NanoFixed), then a space.
     // Nine digits tell it apart from the operator's own millisecond stamps.
-    if rest.len() > 31 && rest.as_bytes()[0].is_ascii_digit() && rest.as_bytes().get(19) == Some(&b'.') {
+    if rest.len() > 31
+        && rest.as_bytes()[0].is_ascii_digit()
+        && rest.as_bytes().get(19) == Some(&b'.')
+    {
         let frac_digits = rest.as_bytes()[20..]
             .iter()
             .take_while(|b| b.is_ascii_digit())
@@ -95,7 +102,10 @@ pub fn strip_envelope(line: &str) -> (Envelope, Cow<'_, str>) {
 fn strip_cri(content: &str) -> &str {
     for stream in ["stdout ", "stderr "] {
         if let Some(after) = content.strip_prefix(stream) {
-            if let Some(text) = after.strip_prefix("F ").or_else(|| after.strip_prefix("P ")) {
+            if let Some(text) = after
+                .strip_prefix("F ")
+                .or_else(|| after.strip_prefix("P "))
+            {
                 return text;
             }
             if after == "F" || after == "P" {
@@ -202,7 +212,9 @@ mod tests {
         let (env, content) = strip_envelope(line);
         let got = format!(
             "{} | {content}",
-            env.utc.map(crate::event::format_rfc3339).unwrap_or_default()
+            env.utc
+                .map(crate::event::format_rfc3339)
+                .unwrap_or_default()
         );
         assert_eq!(got, expect);
     }
@@ -234,10 +246,17 @@ mod tests {
 
     #[test]
     fn lines_keep_count() {
-        let got: Vec<_> = split_lines(b"a\r\nb\n\nc").map(|(n, l)| (n, l.to_vec())).collect();
+        let got: Vec<_> = split_lines(b"a\r\nb\n\nc")
+            .map(|(n, l)| (n, l.to_vec()))
+            .collect();
         assert_eq!(
             got,
-            vec![(1, b"a".to_vec()), (2, b"b".to_vec()), (3, b"".to_vec()), (4, b"c".to_vec())]
+            vec![
+                (1, b"a".to_vec()),
+                (2, b"b".to_vec()),
+                (3, b"".to_vec()),
+                (4, b"c".to_vec())
+            ]
         );
     }
 }

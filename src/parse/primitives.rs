@@ -15,9 +15,10 @@ use crate::event::{micros_from_civil, Micros, MICROS_PER_SEC};
 /// Exactly `n` ASCII digits as a number.
 fn digits(n: usize) -> impl Fn(&str) -> IResult<&str, u32> {
     move |i: &str| {
-        map_res(take_while_m_n(n, n, |c: char| c.is_ascii_digit()), |s: &str| {
-            s.parse::<u32>()
-        })
+        map_res(
+            take_while_m_n(n, n, |c: char| c.is_ascii_digit()),
+            |s: &str| s.parse::<u32>(),
+        )
         .parse(i)
     }
 }
@@ -106,8 +107,8 @@ pub fn klog_header(i: &str) -> IResult<&str, (char, u8, u8, i64)> {
             nom::error::ErrorKind::Verify,
         )));
     }
-    let micros_of_day = (i64::from(h) * 3600 + i64::from(mi) * 60 + i64::from(s)) * MICROS_PER_SEC
-        + i64::from(f);
+    let micros_of_day =
+        (i64::from(h) * 3600 + i64::from(mi) * 60 + i64::from(s)) * MICROS_PER_SEC + i64::from(f);
     Ok((rest, (lvl, mo as u8, d as u8, micros_of_day)))
 }
 
@@ -273,7 +274,10 @@ mod tests {
             utc(instant("2026-03-04T07:42:11.446543463Z 2026")),
             "2026-03-04T07:42:11.446543Z rest=\" 2026\""
         );
-        assert_eq!(utc(instant("2023-07-11T22:21:24Z")), "2023-07-11T22:21:24.000Z rest=\"\"");
+        assert_eq!(
+            utc(instant("2023-07-11T22:21:24Z")),
+            "2023-07-11T22:21:24.000Z rest=\"\""
+        );
         assert_eq!(utc(instant("2024-02-30T00:00:00Z")), "error");
     }
 
@@ -311,7 +315,10 @@ mod tests {
     fn ages() {
         assert_eq!(human_duration("3m12s").map(|r| r.1), Ok(192));
         assert_eq!(human_duration("47s (x2 over 3m)").map(|r| r.1), Ok(47));
-        assert_eq!(human_duration("2d3h").map(|r| r.1), Ok(2 * 86_400 + 3 * 3600));
+        assert_eq!(
+            human_duration("2d3h").map(|r| r.1),
+            Ok(2 * 86_400 + 3 * 3600)
+        );
         assert!(human_duration("<unknown>").is_err());
     }
 }

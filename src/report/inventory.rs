@@ -37,10 +37,18 @@ pub fn write_text(w: &mut dyn Write, inv: &Inventory, style: Style) -> io::Resul
     }
     writeln!(w, "\n{}", style.bold("Sources:"))?;
     for (kind, n) in &inv.sources {
-        writeln!(w, "  {kind:<22} {n:>5} file{}", if *n == 1 { "" } else { "s" })?;
+        writeln!(
+            w,
+            "  {kind:<22} {n:>5} file{}",
+            if *n == 1 { "" } else { "s" }
+        )?;
     }
     if !inv.zones.is_empty() {
-        writeln!(w, "\n{}", style.bold("Time zones of Ray logs (local time, no zone in the file):"))?;
+        writeln!(
+            w,
+            "\n{}",
+            style.bold("Time zones of Ray logs (local time, no zone in the file):")
+        )?;
         for z in &inv.zones {
             writeln!(
                 w,
@@ -70,7 +78,12 @@ pub fn write_text(w: &mut dyn Write, inv: &Inventory, style: Style) -> io::Resul
         )?;
     }
     if !inv.diagnostics.is_empty() {
-        writeln!(w, "\n{} ({})", style.bold("Diagnostics"), inv.diagnostics.len())?;
+        writeln!(
+            w,
+            "\n{} ({})",
+            style.bold("Diagnostics"),
+            inv.diagnostics.len()
+        )?;
         for d in &inv.diagnostics {
             writeln!(w, "  {d}")?;
         }

@@ -3,4 +3,5 @@
 
 pub mod inventory;
 pub mod style;
+pub mod text;
 pub mod timeline;

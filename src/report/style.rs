@@ -15,7 +15,9 @@ impl Style {
     /// Colour for a terminal that allows it: `NO_COLOR` (any value) turns it off.
     pub fn for_terminal(is_tty: bool) -> Style {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        Style { color: is_tty && !no_color }
+        Style {
+            color: is_tty && !no_color,
+        }
     }
 
     fn paint(self, code: &str, text: &str) -> String {

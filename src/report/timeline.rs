@@ -58,7 +58,12 @@ pub fn write_json(w: &mut dyn Write, tl: &Timeline, events: &[&Event]) -> io::Re
 
 /// Writes aligned text: time, file:line, source, level, component, message. Continuation
 /// lines are indented under the message.
-pub fn write_text(w: &mut dyn Write, tl: &Timeline, events: &[&Event], style: Style) -> io::Result<()> {
+pub fn write_text(
+    w: &mut dyn Write,
+    tl: &Timeline,
+    events: &[&Event],
+    style: Style,
+) -> io::Result<()> {
     for ev in events {
         let ts = ev.ts.map_or_else(|| "-".to_string(), |t| t.rfc3339());
         let place = format!(

@@ -1,0 +1,298 @@
+//! From findings to a ranked report.
+//!
+//! Findings of the same catalogue id merge into one cause. A cause whose rule `explains`
+//! another present cause takes it as a symptom: the symptom is listed under it, not ranked
+//! beside it. Score = severity weight × confidence; benign (`info`) causes always rank below
+//! every real one. Ties break on the id, so the order never depends on threads or input order.
+//!
+//! Invariant: no text formatting here; the report is data, rendered by `report/`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::diag::Diagnostic;
+use crate::event::format_rfc3339;
+use crate::inventory::Inventory;
+use crate::rules::engine::{EvidenceRef, Finding};
+use crate::rules::{Rule, Severity};
+use crate::timeline::Timeline;
+
+pub const SCHEMA: &str = "raysift.report/v1";
+
+/// Longest evidence text shown, in characters; longer text is cut with a marker.
+const EVIDENCE_TEXT_MAX: usize = 600;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub schema: &'static str,
+    pub bundle: BundleInfo,
+    pub window: Option<crate::inventory::Window>,
+    pub causes: Vec<Cause>,
+    pub diagnostics: Vec<Diagnostic>,
+    pub stats: Stats,
+    pub inventory: Inventory,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct BundleInfo {
+    pub path: String,
+    pub files: usize,
+    pub bytes: u64,
+    pub sources: BTreeMap<&'static str, usize>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Stats {
+    pub events: u64,
+    pub unparsed_lines: u64,
+    pub elapsed_ms: u64,
+    pub rules: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Cause {
+    pub rank: usize,
+    pub id: String,
+    /// The code of the rule that scored highest.
+    pub code: String,
+    /// Every rule that reported this id.
+    pub codes: Vec<String>,
+    pub severity: Severity,
+    pub confidence: f64,
+    pub title: String,
+    pub summary: String,
+    pub evidence: Vec<Evidence>,
+    /// Ids of the present causes this one explains (shown as its symptoms).
+    pub explains: Vec<String>,
+    pub symptoms: Vec<Symptom>,
+    pub remediation: Vec<String>,
+    pub references: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Symptom {
+    pub id: String,
+    pub code: String,
+    pub title: String,
+    pub summary: String,
+    pub evidence: Vec<Evidence>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Evidence {
+    pub file: String,
+    pub line: u32,
+    pub ts: Option<String>,
+    pub source: &'static str,
+    pub text: String,
+    /// What this line means (the signal's description).
+    pub meaning: String,
+}
+
+impl Cause {
+    pub fn score(&self) -> f64 {
+        self.severity.weight() * self.confidence
+    }
+}
+
+struct Merged {
+    id: String,
+    best: usize,
+    codes: Vec<String>,
+    severity: Severity,
+    confidence: f64,
+    evidence: Vec<(EvidenceRef, usize)>,
+    explains: BTreeSet<String>,
+}
+
+/// Ranks the findings of `rules` over `tl` into a report.
+pub fn rank(tl: &Timeline, rules: &[Rule], findings: &[Finding], elapsed_ms: u64) -> Report {
+    // Merge by id.
+    let mut by_id: BTreeMap<String, Merged> = BTreeMap::new();
+    for f in findings {
+        let Some(rule) = rules.get(f.rule) else {
+            continue;
+        };
+        let m = by_id.entry(rule.id.clone()).or_insert_with(|| Merged {
+            id: rule.id.clone(),
+            best: f.rule,
+            codes: Vec::new(),
+            severity: rule.severity,
+            confidence: f.confidence,
+            evidence: Vec::new(),
+            explains: BTreeSet::new(),
+        });
+        m.codes.push(rule.code.to_string());
+        let better = (rule.severity, f.confidence) > (m.severity, m.confidence)
+            || (rule.severity, f.confidence) == (m.severity, m.confidence)
+                && rule.code < rules[m.best].code;
+        if better {
+            m.best = f.rule;
+            m.severity = rule.severity;
+            m.confidence = f.confidence;
+        }
+        m.evidence
+            .extend(f.evidence.iter().map(|e| (e.clone(), f.rule)));
+        m.explains.extend(rule.explains.iter().cloned());
+    }
+    // Several rules agreeing on an id corroborate each other.
+    for m in by_id.values_mut() {
+        m.codes.sort();
+        m.codes.dedup();
+        let extra = m.codes.len().saturating_sub(1) as f64;
+        m.confidence = ((m.confidence + 0.03 * extra).min(0.99) * 100.0).round() / 100.0;
+    }
+    let summaries: BTreeMap<usize, &str> = findings
+        .iter()
+        .map(|f| (f.rule, f.summary.as_str()))
+        .collect();
+
+    // Who explains whom, among present causes.
+    let score = |m: &Merged| m.severity.weight() * m.confidence;
+    let ids: Vec<String> = by_id.keys().cloned().collect();
+    let mut parent: BTreeMap<String, String> = BTreeMap::new();
+    for id in &ids {
+        let mut explainers: Vec<&Merged> = by_id
+            .values()
+            .filter(|m| m.id != *id && m.explains.contains(id))
+            .filter(|m| {
+                // Mutual explanation: the stronger one is the cause.
+                let mutual = by_id.get(id).is_some_and(|me| me.explains.contains(&m.id));
+                !mutual || score(m) > by_id.get(id).map_or(0.0, score)
+            })
+            .collect();
+        explainers.sort_by(|a, b| score(b).total_cmp(&score(a)).then(a.id.cmp(&b.id)));
+        if let Some(e) = explainers.first() {
+            parent.insert(id.clone(), e.id.clone());
+        }
+    }
+    // Climb to the root so that chains hang under their first cause.
+    let root_of = |id: &str| -> String {
+        let mut cur = id.to_string();
+        let mut seen = BTreeSet::new();
+        while let Some(p) = parent.get(&cur) {
+            if !seen.insert(cur.clone()) {
+                break;
+            }
+            cur = p.clone();
+        }
+        cur
+    };
+
+    let evidence_of = |m: &Merged| -> Vec<Evidence> {
+        let mut refs = m.evidence.clone();
+        refs.sort_by(|a, b| a.0.cmp(&b.0));
+        refs.dedup_by(|a, b| a.0.event == b.0.event);
+        let mut out: Vec<Evidence> = refs
+            .iter()
+            .filter_map(|(r, rule)| evidence(tl, rules, *rule, r))
+            .collect();
+        out.sort_by(|a, b| {
+            (a.ts.is_none(), &a.ts, &a.file, a.line).cmp(&(b.ts.is_none(), &b.ts, &b.file, b.line))
+        });
+        out
+    };
+
+    let mut causes: Vec<Cause> = Vec::new();
+    for m in by_id.values() {
+        if parent.contains_key(&m.id) {
+            continue;
+        }
+        let rule = &rules[m.best];
+        let mut symptoms: Vec<Symptom> = by_id
+            .values()
+            .filter(|s| s.id != m.id && parent.contains_key(&s.id) && root_of(&s.id) == m.id)
+            .map(|s| {
+                let r = &rules[s.best];
+                Symptom {
+                    id: s.id.clone(),
+                    code: r.code.to_string(),
+                    title: r.title.clone(),
+                    summary: summaries
+                        .get(&s.best)
+                        .map_or(r.summary.clone(), |x| x.to_string()),
+                    evidence: evidence_of(s),
+                }
+            })
+            .collect();
+        symptoms.sort_by(|a, b| a.id.cmp(&b.id));
+        causes.push(Cause {
+            rank: 0,
+            id: m.id.clone(),
+            code: rule.code.to_string(),
+            codes: m.codes.clone(),
+            severity: m.severity,
+            confidence: m.confidence,
+            title: rule.title.clone(),
+            summary: summaries
+                .get(&m.best)
+                .map_or(rule.summary.clone(), |x| x.to_string()),
+            evidence: evidence_of(m),
+            explains: symptoms.iter().map(|s| s.id.clone()).collect(),
+            symptoms,
+            remediation: rule.remediation.clone(),
+            references: rule.references.clone(),
+        });
+    }
+    causes.sort_by(|a, b| {
+        let benign = |c: &Cause| c.severity == Severity::Info;
+        benign(a)
+            .cmp(&benign(b))
+            .then(b.score().total_cmp(&a.score()))
+            .then(a.id.cmp(&b.id))
+    });
+    for (i, c) in causes.iter_mut().enumerate() {
+        c.rank = i + 1;
+    }
+
+    let inventory = Inventory::of(tl);
+    Report {
+        schema: SCHEMA,
+        bundle: BundleInfo {
+            path: tl.bundle_path.clone(),
+            files: inventory.files,
+            bytes: inventory.bytes,
+            sources: inventory.sources.clone(),
+        },
+        window: inventory.window.clone(),
+        causes,
+        diagnostics: tl.diagnostics.clone(),
+        stats: Stats {
+            events: inventory.events,
+            unparsed_lines: inventory.unparsed_lines,
+            elapsed_ms,
+            rules: rules.len(),
+        },
+        inventory,
+    }
+}
+
+fn evidence(tl: &Timeline, rules: &[Rule], rule: usize, r: &EvidenceRef) -> Option<Evidence> {
+    let ev = tl.events.get(r.event)?;
+    let sig = rules.get(rule)?.signals.get(r.signal)?;
+    let first_line = ev.message.lines().next().unwrap_or("");
+    let text = match r.field.and_then(|i| ev.fields.get(i)) {
+        Some((k, v)) if !v.is_empty() && !first_line.contains(v.as_str()) => {
+            format!("{first_line} {k}={v}")
+        }
+        _ => ev.message.clone(),
+    };
+    Some(Evidence {
+        file: tl.file(ev.file).map_or(String::new(), |f| f.path.clone()),
+        line: ev.line,
+        ts: ev.ts.map(|t| format_rfc3339(t.micros)),
+        source: ev.kind.as_str(),
+        text: cut(&text, EVIDENCE_TEXT_MAX),
+        meaning: sig.description.clone(),
+    })
+}
+
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut s: String = text.chars().take(max).collect();
+    s.push_str(" …");
+    s
+}

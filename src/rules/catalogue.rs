@@ -1,0 +1,126 @@
+//! The failure catalogue: every cause id raysift knows, with a one-line gloss. Ids are stable
+//! (reports, tests and dashboards key on them): add, never rename.
+
+/// `(id, gloss)` for every catalogue entry.
+pub const CATALOGUE: &[(&str, &str)] = &[
+    (
+        "dashboard_startup_transient",
+        "benign start-up refusals of the Serve API, then success",
+    ),
+    (
+        "dashboard_agent_unreachable_at_deploy",
+        "the dashboard or its agent never accepted the Serve config",
+    ),
+    (
+        "network_policy_timeout",
+        "operator-to-head traffic is dropped (timeouts, not refusals)",
+    ),
+    (
+        "dashboard_agent_died_after_deploy",
+        "the agent served the PUT, then died: later GETs refused",
+    ),
+    (
+        "serve_script_error",
+        "the Serve application's own code raises",
+    ),
+    (
+        "serve_config_schema",
+        "serveConfigV2 does not match the multi-app schema",
+    ),
+    (
+        "missing_dependency",
+        "a module the app imports is not in the image",
+    ),
+    (
+        "bad_import_path",
+        "the application's import_path does not resolve",
+    ),
+    (
+        "runtime_env_failure",
+        "the runtime environment could not be set up",
+    ),
+    (
+        "single_multi_app_mix",
+        "a multi-app config pushed onto a single-app Serve instance",
+    ),
+    (
+        "insufficient_resources_restart_loop",
+        "Serve replicas cannot be placed; the operator rebuilds the cluster",
+    ),
+    (
+        "gcs_ft_shared_storage_namespace",
+        "an upgrade with a fixed external storage namespace",
+    ),
+    (
+        "initializing_timeout",
+        "RayService stuck initializing past its timeout",
+    ),
+    ("image_pull_failure", "pod images cannot be pulled"),
+    ("crash_loop", "a Ray container keeps exiting"),
+    (
+        "rbac_forbidden",
+        "the operator's service account lacks permissions",
+    ),
+    (
+        "gcs_unreachable_from_worker",
+        "workers cannot reach the head's GCS",
+    ),
+    (
+        "cuda_mismatch",
+        "the CUDA stack does not match the driver or the wheels",
+    ),
+    (
+        "oom_killed",
+        "a container or Ray worker was killed for memory",
+    ),
+    ("failed_scheduling", "pods cannot be placed on nodes"),
+    (
+        "autoscaler_thrash",
+        "two autoscalers fight over worker replicas",
+    ),
+    (
+        "crd_version_mismatch",
+        "installed CRDs do not match the operator or manifests",
+    ),
+    (
+        "invalid_spec",
+        "the operator rejects the custom resource's spec",
+    ),
+    (
+        "resource_quota_exceeded",
+        "a ResourceQuota or LimitRange forbids the pods",
+    ),
+    (
+        "ray_version_incompatible",
+        "the Ray image is too old for KubeRay, or versions disagree",
+    ),
+    (
+        "node_pressure_eviction",
+        "pods evicted for disk or memory pressure",
+    ),
+    (
+        "probe_failure",
+        "readiness or liveness probes failing on Ray pods",
+    ),
+    (
+        "rayjob_entrypoint_failed",
+        "the RayJob's own entrypoint failed",
+    ),
+    (
+        "rayjob_submitter_transient",
+        "benign: the first job submission attempt failed, a retry succeeded",
+    ),
+    (
+        "rayjob_deadline_exceeded",
+        "the job ran past its deadline or was stopped by its TTL",
+    ),
+    (
+        "node_not_ready",
+        "the node or cluster networking beneath Ray is broken",
+    ),
+];
+
+/// Is `id` a catalogue id?
+pub fn is_known(id: &str) -> bool {
+    CATALOGUE.iter().any(|(known, _)| *known == id)
+}

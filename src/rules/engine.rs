@@ -1,0 +1,536 @@
+//! Evaluating rules over a timeline.
+//!
+//! One pass over the events finds every signal occurrence. A multi-pattern automaton over the
+//! literal parts of all signals' regexes picks candidates, so the ordinary healthy line costs a
+//! scan and a miss; full regexes run only on candidates (and on the events of signals for which
+//! no literal could be derived). Then each rule's clauses are checked over the occurrences.
+//!
+//! Invariant: the result depends only on the events and the rules, in timeline order.
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+
+use crate::event::{Event, Micros};
+use crate::rules::{Clause, Rule, Signal};
+
+/// Where a signal matched in an event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hit {
+    /// The value of the signal's `key` capture, when it has one.
+    pub key: Option<String>,
+    /// The field whose value matched (`None`: the message).
+    pub field: Option<usize>,
+}
+
+/// One occurrence of a signal.
+#[derive(Clone, Debug)]
+pub struct Occurrence {
+    /// Index of the event in the timeline.
+    pub event: usize,
+    pub ts: Option<Micros>,
+    pub hit: Hit,
+}
+
+/// An evidence line of a finding.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct EvidenceRef {
+    pub event: usize,
+    pub signal: usize,
+    pub field: Option<usize>,
+}
+
+/// A rule that fired.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    /// Index of the rule in the engine.
+    pub rule: usize,
+    pub evidence: Vec<EvidenceRef>,
+    pub confidence: f64,
+    pub summary: String,
+}
+
+/// Does `sig` match `ev`? Checks sources, level, text regexes, exclusions and field
+/// conditions, in that order (cheapest first).
+pub fn signal_matches(sig: &Signal, ev: &Event) -> Option<Hit> {
+    if !sig.sources.allows(ev.kind) {
+        return None;
+    }
+    if sig.min_level.is_some_and(|min| ev.level < min) {
+        return None;
+    }
+    let mut hit = Hit {
+        key: None,
+        field: None,
+    };
+    if !sig.text.is_empty() {
+        let mut found = false;
+        'outer: for re in &sig.text {
+            if re.is_match(&ev.message) {
+                hit.field = None;
+                hit.key = capture_key(sig, re, &ev.message);
+                found = true;
+                break;
+            }
+            for (idx, (_, value)) in ev.fields.iter().enumerate() {
+                if re.is_match(value) {
+                    hit.field = Some(idx);
+                    hit.key = capture_key(sig, re, value);
+                    found = true;
+                    break 'outer;
+                }
+            }
+        }
+        if !found {
+            return None;
+        }
+    }
+    for re in &sig.not_text {
+        if re.is_match(&ev.message) || ev.fields.iter().any(|(_, v)| re.is_match(v)) {
+            return None;
+        }
+    }
+    for (name, re) in &sig.fields {
+        let value = ev.field(name)?;
+        if !re.is_match(value) {
+            return None;
+        }
+        if hit.key.is_none() {
+            hit.key = capture_key(sig, re, value);
+        }
+    }
+    Some(hit)
+}
+
+fn capture_key(sig: &Signal, re: &regex::Regex, text: &str) -> Option<String> {
+    let name = sig.key.as_deref()?;
+    re.captures(text)
+        .and_then(|c| c.name(name))
+        .map(|m| m.as_str().to_string())
+}
+
+/// Compiled rules with their prefilter.
+pub struct Engine {
+    pub rules: Vec<Rule>,
+    /// Flattened `(rule, signal)` for every signal.
+    signals: Vec<(usize, usize)>,
+    prefilter: Option<AhoCorasick>,
+    /// For each literal of the automaton, the flattened signals it stands for.
+    literal_targets: Vec<Vec<usize>>,
+    /// Signals with no literal: checked on every event of their sources.
+    unfiltered: Vec<usize>,
+}
+
+impl Engine {
+    pub fn new(rules: Vec<Rule>) -> Engine {
+        let mut signals = Vec::new();
+        let mut literals: Vec<String> = Vec::new();
+        let mut literal_targets: Vec<Vec<usize>> = Vec::new();
+        let mut unfiltered = Vec::new();
+        for (r, rule) in rules.iter().enumerate() {
+            for (s, sig) in rule.signals.iter().enumerate() {
+                let flat = signals.len();
+                signals.push((r, s));
+                if sig.literals.is_empty() {
+                    unfiltered.push(flat);
+                    continue;
+                }
+                for lit in &sig.literals {
+                    match literals.iter().position(|l| l == lit) {
+                        Some(i) => literal_targets[i].push(flat),
+                        None => {
+                            literals.push(lit.clone());
+                            literal_targets.push(vec![flat]);
+                        }
+                    }
+                }
+            }
+        }
+        let prefilter = AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .build(&literals)
+            .ok();
+        Engine {
+            rules,
+            signals,
+            prefilter,
+            literal_targets,
+            unfiltered,
+        }
+    }
+
+    /// Number of literals in the prefilter automaton.
+    pub fn n_literals(&self) -> usize {
+        self.literal_targets.len()
+    }
+
+    /// Finds every occurrence of every signal: `occurrences[rule][signal]`.
+    pub fn scan(&self, events: &[Event]) -> Vec<Vec<Vec<Occurrence>>> {
+        let mut occ: Vec<Vec<Vec<Occurrence>>> = self
+            .rules
+            .iter()
+            .map(|r| vec![Vec::new(); r.signals.len()])
+            .collect();
+        let mut stamp = vec![usize::MAX; self.signals.len()];
+        let mut candidates: Vec<usize> = Vec::new();
+        for (idx, ev) in events.iter().enumerate() {
+            candidates.clear();
+            if let Some(ac) = &self.prefilter {
+                let mut collect = |text: &str| {
+                    for m in ac.find_overlapping_iter(text) {
+                        if let Some(targets) = self.literal_targets.get(m.pattern().as_usize()) {
+                            for &flat in targets {
+                                if stamp[flat] != idx {
+                                    stamp[flat] = idx;
+                                    candidates.push(flat);
+                                }
+                            }
+                        }
+                    }
+                };
+                collect(&ev.message);
+                for (_, v) in &ev.fields {
+                    collect(v);
+                }
+            }
+            candidates.extend(self.unfiltered.iter().copied());
+            for &flat in &candidates {
+                let (r, s) = self.signals[flat];
+                let sig = &self.rules[r].signals[s];
+                if let Some(hit) = signal_matches(sig, ev) {
+                    occ[r][s].push(Occurrence {
+                        event: idx,
+                        ts: ev.ts.map(|t| t.micros),
+                        hit,
+                    });
+                }
+            }
+        }
+        occ
+    }
+
+    /// Runs every rule over the events.
+    pub fn run(&self, events: &[Event]) -> Vec<Finding> {
+        let occ = self.scan(events);
+        let end = events.iter().filter_map(|e| e.ts.map(|t| t.micros)).max();
+        let mut findings = Vec::new();
+        for (r, rule) in self.rules.iter().enumerate() {
+            if let Some(f) = evaluate(r, rule, &occ[r], end, events) {
+                findings.push(f);
+            }
+        }
+        findings
+    }
+}
+
+/// Evidence lines kept per signal: the first few and the last few occurrences.
+const EVIDENCE_HEAD: usize = 3;
+const EVIDENCE_TAIL: usize = 2;
+
+fn evaluate(
+    r: usize,
+    rule: &Rule,
+    occ: &[Vec<Occurrence>],
+    end: Option<Micros>,
+    events: &[Event],
+) -> Option<Finding> {
+    for alternative in &rule.when {
+        let mut evidence: Vec<EvidenceRef> = Vec::new();
+        let mut holds = true;
+        for clause in alternative {
+            match check_clause(rule, clause, occ, end) {
+                Some(mut ev) => evidence.append(&mut ev),
+                None => {
+                    holds = false;
+                    break;
+                }
+            }
+        }
+        if !holds {
+            continue;
+        }
+        let mut confidence = rule.confidence;
+        for boost in &rule.boosts {
+            if let Some(s) = rule.signal_index(&boost.signal) {
+                if let Some(list) = occ.get(s).filter(|l| !l.is_empty()) {
+                    confidence += boost.confidence;
+                    evidence.extend(sample_evidence(s, list));
+                }
+            }
+        }
+        evidence.sort();
+        evidence.dedup_by(|a, b| a.event == b.event);
+        if evidence.is_empty() {
+            // A cause without evidence lines is not reported.
+            continue;
+        }
+        // Corroboration: evidence from several kinds of source.
+        let mut kinds: Vec<_> = evidence
+            .iter()
+            .filter_map(|e| events.get(e.event).map(|ev| source_family(ev.kind)))
+            .collect();
+        kinds.sort();
+        kinds.dedup();
+        confidence += 0.04 * (kinds.len().saturating_sub(1) as f64).min(3.0);
+        let confidence = (confidence.min(0.99) * 100.0).round() / 100.0;
+        let summary = fill_summary(rule, occ, events);
+        return Some(Finding {
+            rule: r,
+            evidence,
+            confidence,
+            summary,
+        });
+    }
+    None
+}
+
+/// Groups source kinds that are really one source seen twice (a describe and its YAML).
+fn source_family(kind: crate::event::SourceKind) -> u8 {
+    use crate::event::SourceKind as K;
+    match kind {
+        K::Operator => 0,
+        K::Dashboard | K::DashboardAgent => 1,
+        K::ServeController | K::ServeProxy | K::ServeReplica | K::Worker => 2,
+        K::Raylet | K::GcsServer | K::CoreWorker => 3,
+        K::DescribeRayService | K::DescribeRayCluster | K::DescribeRayJob | K::KubeObject => 4,
+        K::DescribePod | K::DescribeNode | K::DescribeOther => 5,
+        K::KubeEvents => 6,
+        _ => 7,
+    }
+}
+
+fn sample_evidence(signal: usize, list: &[Occurrence]) -> Vec<EvidenceRef> {
+    let mut out: Vec<EvidenceRef> = list
+        .iter()
+        .take(EVIDENCE_HEAD)
+        .chain(list.iter().skip(EVIDENCE_HEAD).rev().take(EVIDENCE_TAIL))
+        .map(|o| EvidenceRef {
+            event: o.event,
+            signal,
+            field: o.hit.field,
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn check_clause(
+    rule: &Rule,
+    clause: &Clause,
+    occ: &[Vec<Occurrence>],
+    end: Option<Micros>,
+) -> Option<Vec<EvidenceRef>> {
+    let idx = |name: &str| rule.signal_index(name);
+    match clause {
+        Clause::Count {
+            signal,
+            at_least,
+            within,
+        } => {
+            let s = idx(signal)?;
+            let list = occ.get(s)?;
+            if list.len() < *at_least {
+                return None;
+            }
+            match within {
+                None => Some(sample_evidence(s, list)),
+                Some(w) => {
+                    let timed: Vec<&Occurrence> = list.iter().filter(|o| o.ts.is_some()).collect();
+                    let n = *at_least;
+                    for i in 0..timed.len().saturating_sub(n - 1) {
+                        let (a, b) = (timed[i].ts?, timed[i + n - 1].ts?);
+                        if b - a <= *w {
+                            let window: Vec<Occurrence> =
+                                timed[i..i + n].iter().map(|o| (*o).clone()).collect();
+                            return Some(sample_evidence(s, &window));
+                        }
+                    }
+                    None
+                }
+            }
+        }
+        Clause::Absent { signal } => {
+            let s = idx(signal)?;
+            occ.get(s)?.is_empty().then(Vec::new)
+        }
+        Clause::Span {
+            signal,
+            at_least,
+            at_most,
+            until_first,
+        } => {
+            let s = idx(signal)?;
+            let mut list: Vec<Occurrence> = occ.get(s)?.clone();
+            if let Some(boundary) = until_first {
+                let first = occ.get(idx(boundary)?)?.iter().filter_map(|o| o.ts).min();
+                if let Some(limit) = first {
+                    list.retain(|o| o.ts.is_some_and(|t| t < limit));
+                }
+            }
+            let list = &list;
+            let times: Vec<Micros> = list.iter().filter_map(|o| o.ts).collect();
+            let (lo, hi) = (*times.iter().min()?, *times.iter().max()?);
+            let span = hi - lo;
+            let ok =
+                at_least.is_none_or(|min| span >= min) && at_most.is_none_or(|max| span <= max);
+            ok.then(|| sample_evidence(s, list))
+        }
+        Clause::Sequence {
+            first,
+            then,
+            within,
+            join,
+        } => {
+            let (a, b) = (idx(first)?, idx(then)?);
+            let (la, lb) = (occ.get(a)?, occ.get(b)?);
+            // The first `then` that has a `first` before it (within the window); the `first`
+            // shown is the latest such one.
+            for (bi, ob) in lb.iter().enumerate() {
+                let Some(tb) = ob.ts else { continue };
+                let before = la.iter().filter(|oa| {
+                    oa.ts
+                        .is_some_and(|ta| ta <= tb && within.is_none_or(|w| tb - ta <= w))
+                        && oa.event != ob.event
+                        && (!join || (oa.hit.key.is_some() && oa.hit.key == ob.hit.key))
+                });
+                if let Some(oa) = before.max_by_key(|oa| (oa.ts, oa.event)) {
+                    let ta = oa.ts.unwrap_or(tb);
+                    let after: Vec<Occurrence> = lb[bi..]
+                        .iter()
+                        .filter(|o| {
+                            o.ts.is_some_and(|t| t >= ta && within.is_none_or(|w| t - ta <= w))
+                        })
+                        .filter(|o| !join || o.hit.key == oa.hit.key)
+                        .cloned()
+                        .collect();
+                    let mut ev = vec![EvidenceRef {
+                        event: oa.event,
+                        signal: a,
+                        field: oa.hit.field,
+                    }];
+                    ev.extend(sample_evidence(b, &after));
+                    return Some(ev);
+                }
+            }
+            None
+        }
+        Clause::AbsentAfter {
+            first,
+            then,
+            within,
+            join,
+        } => {
+            let (a, b) = (idx(first)?, idx(then)?);
+            let (la, lb) = (occ.get(a)?, occ.get(b)?);
+            for oa in la {
+                let Some(ta) = oa.ts else { continue };
+                if let (Some(w), Some(end)) = (within, end) {
+                    // The bundle must cover the whole window, or the absence is not shown.
+                    if end < ta + w {
+                        continue;
+                    }
+                }
+                let followed = lb.iter().any(|ob| {
+                    ob.ts
+                        .is_some_and(|tb| tb >= ta && within.is_none_or(|w| tb - ta <= w))
+                        && (!join || ob.hit.key == oa.hit.key)
+                });
+                if !followed {
+                    return Some(vec![EvidenceRef {
+                        event: oa.event,
+                        signal: a,
+                        field: oa.hit.field,
+                    }]);
+                }
+            }
+            None
+        }
+    }
+}
+
+/// Fills `{count:sig}`, `{first:sig}`, `{last:sig}`, `{span:sig}`, `{key:sig}` and
+/// `{keys:sig}` in the rule's summary. Unknown placeholders are left as written.
+fn fill_summary(rule: &Rule, occ: &[Vec<Occurrence>], events: &[Event]) -> String {
+    let mut out = String::with_capacity(rule.summary.len() + 32);
+    let mut rest = rule.summary.as_str();
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else {
+            out.push_str(&rest[open..]);
+            return out;
+        };
+        let token = &after[..close];
+        match placeholder(rule, occ, events, token) {
+            Some(v) => out.push_str(&v),
+            None => {
+                out.push('{');
+                out.push_str(token);
+                out.push('}');
+            }
+        }
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn placeholder(
+    rule: &Rule,
+    occ: &[Vec<Occurrence>],
+    _events: &[Event],
+    token: &str,
+) -> Option<String> {
+    let (what, signal) = token.split_once(':')?;
+    let list = occ.get(rule.signal_index(signal)?)?;
+    let times: Vec<Micros> = list.iter().filter_map(|o| o.ts).collect();
+    Some(match what {
+        "count" => list.len().to_string(),
+        "first" => times
+            .iter()
+            .min()
+            .map(|t| crate::event::format_rfc3339(*t))
+            .unwrap_or_else(|| "?".into()),
+        "last" => times
+            .iter()
+            .max()
+            .map(|t| crate::event::format_rfc3339(*t))
+            .unwrap_or_else(|| "?".into()),
+        "span" => match (times.iter().min(), times.iter().max()) {
+            (Some(lo), Some(hi)) => human(hi - lo),
+            _ => "?".into(),
+        },
+        "key" => list
+            .iter()
+            .find_map(|o| o.hit.key.clone())
+            .unwrap_or_else(|| "?".into()),
+        "keys" => {
+            let mut keys: Vec<String> = list.iter().filter_map(|o| o.hit.key.clone()).collect();
+            keys.sort();
+            keys.dedup();
+            let more = keys.len().saturating_sub(5);
+            keys.truncate(5);
+            let mut s = keys.join(", ");
+            if more > 0 {
+                s.push_str(&format!(" and {more} more"));
+            }
+            if s.is_empty() {
+                "?".into()
+            } else {
+                s
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// `4m12s`-style duration.
+pub fn human(micros: Micros) -> String {
+    let secs = micros / crate::event::MICROS_PER_SEC;
+    if secs < 60 {
+        format!("{secs}s")
+    } else if secs < 3600 {
+        format!("{}m{:02}s", secs / 60, secs % 60)
+    } else {
+        format!("{}h{:02}m", secs / 3600, secs % 3600 / 60)
+    }
+}

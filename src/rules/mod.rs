@@ -1,0 +1,240 @@
+//! Rules as data: `patterns/*.toml`, one rule per file, compiled into matchers and evaluated
+//! over a timeline by a closed, reviewed set of predicates.
+//!
+//! - `loader`: TOML → validated [`Rule`] (regexes compiled, durations parsed, samples checked);
+//!   errors name the file and the key. The built-in library is compiled into the binary.
+//! - `literal`: the literal parts of each signal's regexes, for the prefilter.
+//! - `engine`: one pass over the timeline (a multi-pattern prefilter, then full regexes on
+//!   candidates only), then each rule's clauses over the matched occurrences → findings.
+//!
+//! Invariants: no rendering, no printing, no reading from the bundle. A broken pattern file is
+//! our (or the user's) bug and stops the run; a broken log line never does.
+
+pub mod catalogue;
+pub mod engine;
+pub mod library;
+pub mod literal;
+pub mod loader;
+
+use regex::Regex;
+use serde::Serialize;
+
+use crate::event::{Level, Micros, SourceKind};
+
+/// How bad a cause is. `Info` is reserved for benign findings that need no action.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+    Critical,
+}
+
+impl Severity {
+    pub fn parse(s: &str) -> Option<Severity> {
+        match s {
+            "info" => Some(Severity::Info),
+            "warning" => Some(Severity::Warning),
+            "error" => Some(Severity::Error),
+            "critical" => Some(Severity::Critical),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+            Severity::Critical => "critical",
+        }
+    }
+
+    /// The weight severity carries in the ranking score.
+    pub fn weight(self) -> f64 {
+        match self {
+            Severity::Info => 0.1,
+            Severity::Warning => 0.4,
+            Severity::Error => 0.7,
+            Severity::Critical => 1.0,
+        }
+    }
+}
+
+/// A permanent rule code such as `DSH004`: three upper-case letters and three digits.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct RuleCode(String);
+
+impl RuleCode {
+    pub fn parse(s: &str) -> Option<RuleCode> {
+        let b = s.as_bytes();
+        let ok = b.len() == 6
+            && b.iter().take(3).all(u8::is_ascii_uppercase)
+            && b.iter().skip(3).all(u8::is_ascii_digit);
+        ok.then(|| RuleCode(s.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for RuleCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Which events a signal looks at.
+#[derive(Clone, Debug)]
+pub enum SourceFilter {
+    Any,
+    Kinds(Vec<SourceKind>),
+}
+
+impl SourceFilter {
+    pub fn allows(&self, kind: SourceKind) -> bool {
+        match self {
+            SourceFilter::Any => true,
+            SourceFilter::Kinds(kinds) => kinds.contains(&kind),
+        }
+    }
+}
+
+/// One kind of evidence a rule looks for: a regex over an event's text (message and field
+/// values), or over a fact's `path` and `value`, restricted to some source kinds and levels.
+#[derive(Clone, Debug)]
+pub struct Signal {
+    pub name: String,
+    pub sources: SourceFilter,
+    pub min_level: Option<Level>,
+    /// Any of these over the message or any field value.
+    pub text: Vec<Regex>,
+    /// None of these may match (a near-miss filter).
+    pub not_text: Vec<Regex>,
+    /// Field conditions: `(field name, regex over its value)`, all must hold.
+    pub fields: Vec<(String, Regex)>,
+    /// Literals, lower-cased, one of which every matching event contains (empty: no prefilter).
+    pub literals: Vec<String>,
+    /// A named capture whose value joins occurrences across signals (e.g. a host or app).
+    pub key: Option<String>,
+    /// What an occurrence means, shown beside each evidence line.
+    pub description: String,
+}
+
+/// A condition over signal occurrences. The closed set of predicates.
+#[derive(Clone, Debug)]
+pub enum Clause {
+    /// At least `at_least` occurrences (within `within` of each other, if given).
+    Count {
+        signal: String,
+        at_least: usize,
+        within: Option<Micros>,
+    },
+    /// No occurrence at all.
+    Absent { signal: String },
+    /// An occurrence of `first`, then one of `then` no later than `within` after it (joined on
+    /// the signals' keys when `join`).
+    Sequence {
+        first: String,
+        then: String,
+        within: Option<Micros>,
+        join: bool,
+    },
+    /// An occurrence of `first` with no `then` after it within `within` (or ever).
+    AbsentAfter {
+        first: String,
+        then: String,
+        within: Option<Micros>,
+        join: bool,
+    },
+    /// The span from the first to the last occurrence is at least / at most this long. With
+    /// `until_first`, only occurrences before the first occurrence of that signal count.
+    Span {
+        signal: String,
+        at_least: Option<Micros>,
+        at_most: Option<Micros>,
+        until_first: Option<String>,
+    },
+}
+
+impl Clause {
+    pub fn signals(&self) -> Vec<&str> {
+        match self {
+            Clause::Count { signal, .. } | Clause::Absent { signal } => vec![signal],
+            Clause::Span {
+                signal,
+                until_first,
+                ..
+            } => {
+                let mut v = vec![signal.as_str()];
+                v.extend(until_first.as_deref());
+                v
+            }
+            Clause::Sequence { first, then, .. } | Clause::AbsentAfter { first, then, .. } => {
+                vec![first, then]
+            }
+        }
+    }
+}
+
+/// A signal that, when present, raises the confidence of a finding.
+#[derive(Clone, Debug)]
+pub struct Boost {
+    pub signal: String,
+    pub confidence: f64,
+}
+
+/// A sample line checked against a signal when the rule loads.
+#[derive(Clone, Debug)]
+pub struct Sample {
+    pub signal: String,
+    pub source: SourceKind,
+    pub text: String,
+    /// Field values for fact samples (`path`, `value`, …).
+    pub fields: Vec<(String, String)>,
+    pub matches: bool,
+}
+
+/// One rule: what it reports, how it documents itself, and how it decides.
+#[derive(Clone, Debug)]
+pub struct Rule {
+    pub code: RuleCode,
+    /// The catalogue id the report carries.
+    pub id: String,
+    pub name: String,
+    pub severity: Severity,
+    /// Base confidence (0–1) when the rule fires on its own.
+    pub confidence: f64,
+    pub title: String,
+    /// One-line summary; `{count:sig}`, `{first:sig}`, `{last:sig}`, `{span:sig}`,
+    /// `{value:sig:capture}` are filled from the evidence.
+    pub summary: String,
+    pub doc: String,
+    pub explains: Vec<String>,
+    pub remediation: Vec<String>,
+    pub references: Vec<String>,
+    pub signals: Vec<Signal>,
+    /// Alternatives: the rule fires when every clause of any one set holds.
+    pub when: Vec<Vec<Clause>>,
+    pub boosts: Vec<Boost>,
+    pub samples: Vec<Sample>,
+    /// Where the rule came from (`patterns/DSH004-….toml` or a user path).
+    pub origin: String,
+}
+
+impl Rule {
+    pub fn signal_index(&self, name: &str) -> Option<usize> {
+        self.signals.iter().position(|s| s.name == name)
+    }
+}
+
+/// The doc headings every rule must have, in order.
+pub const DOC_HEADINGS: [&str; 5] = [
+    "## What it detects",
+    "## Why it matters",
+    "## Evidence shown",
+    "## Remediation",
+    "## References",
+];

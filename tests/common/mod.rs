@@ -1,0 +1,44 @@
+//! Helpers shared by the integration tests: loading a bundle through the library, running
+//! rules on it, and running the built binary.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use raysift::bundle::Limits;
+use raysift::load::{load, LoadConfig};
+use raysift::rank::{rank, Report};
+use raysift::rules::engine::Engine;
+use raysift::rules::Rule;
+use raysift::timeline::{build, TimeConfig, Timeline};
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn timeline(path: &Path, threads: usize) -> Timeline {
+    let loaded = load(
+        path,
+        &LoadConfig {
+            limits: Limits::DEFAULT,
+            threads,
+        },
+    )
+    .expect("bundle opens");
+    build(loaded, &TimeConfig { tz_override: None })
+}
+
+pub fn report(path: &Path, rules: Vec<Rule>) -> Report {
+    let tl = timeline(path, 1);
+    let engine = Engine::new(rules);
+    let findings = engine.run(&tl.events);
+    rank(&tl, &engine.rules, &findings, 0)
+}
+
+pub fn raysift(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_raysift"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the raysift binary runs")
+}
