@@ -19,7 +19,9 @@ use crate::parse::ParseOutput;
 
 pub fn parse(input: &[u8], out: &mut ParseOutput) {
     let mut samples = Vec::new();
-    parse_records(input, Continuation::Fold, out, |line| head(line, &mut samples));
+    parse_records(input, Continuation::Fold, out, |line| {
+        head(line, &mut samples)
+    });
     out.zone_samples.append(&mut samples);
 }
 
@@ -118,7 +120,9 @@ fn glog_head(line: &str) -> Option<Event> {
     let (rest, (letter, month, day, micros_of_day)) = klog_header(line).ok()?;
     let rest = rest.trim_start_matches(' ');
     let (tid, rest) = rest.split_once(' ')?;
-    let (loc, msg) = rest.split_once("] ").or_else(|| rest.strip_suffix(']').map(|l| (l, "")))?;
+    let (loc, msg) = rest
+        .split_once("] ")
+        .or_else(|| rest.strip_suffix(']').map(|l| (l, "")))?;
     let (file, lineno) = file_line(loc)?;
     let mut ev = Event::new(0, msg);
     ev.raw_time = Some(RawTime::NoYear {
@@ -266,10 +270,22 @@ mod tests {
     #[test]
     fn near_misses_are_not_heads() {
         // Two-letter level, missing tid, bad date, and a truncated line.
-        check("[2024-01-01 00:00:00,000 IN 1 1] a.cc:1: x", "1+1 - info - | [2024-01-01 00:00:00,000 IN 1 1] a.cc:1: x\nunparsed=1\n");
-        check("[2024-01-01 00:00:00,000 I 1] a.cc:1: x", "1+1 - info - | [2024-01-01 00:00:00,000 I 1] a.cc:1: x\nunparsed=1\n");
-        check("[2024-13-01 00:00:00,000 I 1 1] a.cc:1: x", "1+1 - info - | [2024-13-01 00:00:00,000 I 1 1] a.cc:1: x\nunparsed=1\n");
-        check("[2024-01-01 00:00:00,0", "1+1 - info - | [2024-01-01 00:00:00,0\nunparsed=1\n");
+        check(
+            "[2024-01-01 00:00:00,000 IN 1 1] a.cc:1: x",
+            "1+1 - info - | [2024-01-01 00:00:00,000 IN 1 1] a.cc:1: x\nunparsed=1\n",
+        );
+        check(
+            "[2024-01-01 00:00:00,000 I 1] a.cc:1: x",
+            "1+1 - info - | [2024-01-01 00:00:00,000 I 1] a.cc:1: x\nunparsed=1\n",
+        );
+        check(
+            "[2024-13-01 00:00:00,000 I 1 1] a.cc:1: x",
+            "1+1 - info - | [2024-13-01 00:00:00,000 I 1 1] a.cc:1: x\nunparsed=1\n",
+        );
+        check(
+            "[2024-01-01 00:00:00,0",
+            "1+1 - info - | [2024-01-01 00:00:00,0\nunparsed=1\n",
+        );
     }
 
     #[test]
@@ -281,11 +297,19 @@ mod tests {
     }
 
     #[test]
+    fn every_line_lands_in_one_event() {
+        crate::parse::ray_python::assert_covers_lines(parse);
+    }
+
+    #[test]
     fn nasty_inputs() {
         check("", "");
         check("\r\n", "1+1 - info - | \nunparsed=1\n");
         let mut out = ParseOutput::default();
-        parse(b"[2024-01-01 00:00:00,000 I 1 1] a.cc:1: \xff\xfe\n\x00\x01", &mut out);
+        parse(
+            b"[2024-01-01 00:00:00,000 I 1 1] a.cc:1: \xff\xfe\n\x00\x01",
+            &mut out,
+        );
         assert_eq!(out.events.len(), 1);
         assert_eq!(out.events[0].n_lines, 2);
     }

@@ -20,7 +20,9 @@ use crate::parse::ParseOutput;
 
 pub fn parse(input: &[u8], out: &mut ParseOutput) {
     let mut samples = Vec::new();
-    parse_records(input, Continuation::Fold, out, |line| head(line, &mut samples));
+    parse_records(input, Continuation::Fold, out, |line| {
+        head(line, &mut samples)
+    });
     out.zone_samples.append(&mut samples);
 }
 
@@ -73,10 +75,13 @@ fn text_head(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
         }
     }
     let (loc, after_loc) = split_word(rest);
-    match (file_line(loc), after_loc.strip_prefix("-- ").or(match after_loc {
-        "--" => Some(""),
-        _ => None,
-    })) {
+    match (
+        file_line(loc),
+        after_loc.strip_prefix("-- ").or(match after_loc {
+            "--" => Some(""),
+            _ => None,
+        }),
+    ) {
         (Some((file, lineno)), Some(msg)) => {
             ev.component = file.to_string();
             ev.fields.push(("file".into(), file.into()));
@@ -152,7 +157,9 @@ fn access_fields(
     let Ok((rest, utc)) = access_log_stamp(rest) else {
         return;
     };
-    samples.push(local - utc);
+    // The stamp has whole seconds (and is the request's start); cut asctime to whole
+    // seconds too so that the sample is the zone offset, not offset plus a fraction.
+    samples.push(local.div_euclid(1_000_000) * 1_000_000 - utc);
     fields.push(("client".into(), client.into()));
     let Some(rest) = rest.strip_prefix(" \"") else {
         return;
@@ -226,7 +233,12 @@ pub(crate) fn json_record(line: &str, samples: &mut Vec<Micros>) -> Option<Event
     let mut exc_text = None;
     for (key, value) in map {
         match key.as_str() {
-            "asctime" => local = value.as_str().and_then(|s| ray_asctime(s).ok()).map(|r| r.1),
+            "asctime" => {
+                local = value
+                    .as_str()
+                    .and_then(|s| ray_asctime(s).ok())
+                    .map(|r| r.1)
+            }
             "levelname" => {
                 ev.level = value.as_str().and_then(Level::parse).unwrap_or_default();
             }
@@ -349,13 +361,26 @@ pub(crate) fn render(input: &str, out: &ParseOutput) -> String {
             None => "-".to_string(),
             Some(RawTime::Naive(t)) => format!("N{}", format_rfc3339(t)),
             Some(RawTime::Utc(t)) => format!("U{}", format_rfc3339(t)),
-            Some(RawTime::NoYear { month, day, micros_of_day }) => {
+            Some(RawTime::NoYear {
+                month,
+                day,
+                micros_of_day,
+            }) => {
                 format!("Y{month:02}-{day:02}+{micros_of_day}")
             }
             Some(RawTime::Age { secs }) => format!("A{secs}"),
         };
-        let comp = if ev.component.is_empty() { "-" } else { &ev.component };
-        s.push_str(&format!("{}+{} {time} {} {comp}", ev.line, ev.n_lines, ev.level.as_str()));
+        let comp = if ev.component.is_empty() {
+            "-"
+        } else {
+            &ev.component
+        };
+        s.push_str(&format!(
+            "{}+{} {time} {} {comp}",
+            ev.line,
+            ev.n_lines,
+            ev.level.as_str()
+        ));
         if !ev.fields.is_empty() {
             let f: Vec<String> = ev.fields.iter().map(|(k, v)| format!("{k}={v}")).collect();
             s.push_str(&format!(" {{{}}}", f.join(" ")));
@@ -371,6 +396,59 @@ pub(crate) fn render(input: &str, out: &ParseOutput) -> String {
         s.push_str(&format!("zone={:?}\n", out.zone_samples));
     }
     s
+}
+
+/// Feeds a parser many generated files made of real heads, continuation lines, junk bytes,
+/// CRLF and cut-off lines, and checks that every physical line lands in exactly one event.
+#[cfg(test)]
+pub(crate) fn assert_covers_lines(parse: fn(&[u8], &mut ParseOutput)) {
+    const PIECES: [&[u8]; 16] = [
+        b"2023-07-10 11:24:38,590 WARNING agent.py:531 -- Exiting with SIGTERM immediately...",
+        b"2024-03-25 21:30:20,999\tINFO utils.py:76 -- Run cmd[7]",
+        b"[2022-01-17 03:12:42,168 I 449 449] io_service_pool.cc:35: IOServicePool is running.",
+        b"[2024-05-29 22:54:10,723 C 1 1] (raylet) a.cc:29:  Check failed: x",
+        b"INFO 2024-12-30 23:47:44,173 default_HelloWorld 5w6y35rx 7bda8dd6 -- GET / 200 8.5ms",
+        b"{\"levelname\": \"INFO\", \"asctime\": \"2023-08-01 10:00:00,000\", \"message\": \"a \"b\"}",
+        b"{\"asctime\": \"2025-02-12 12:25:16,836\", \"levelname\": \"INFO\", \"message\": \"m\"}",
+        b"Traceback (most recent call last):",
+        b"  File \"a.py\", line 1, in <module>",
+        b"ValueError: bad",
+        b"",
+        b":actor_name:ServeReplica:app:Dep",
+        b"(MyActor pid=12, ip=10.0.0.2) hello [repeated 3x across cluster]",
+        b"2026-03-04T07:42:11.446555630Z 2026-03-03 23:42:11,446\tINFO config.py:183 -- x",
+        b"\xff\xfe\x00 junk \xc3",
+        b"F0411 07:43:44.182159  123 raylet_client.cc:12] Check failed: ok",
+    ];
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..300 {
+        let mut input = Vec::new();
+        for _ in 0..(next() % 12) {
+            let piece = PIECES[(next() % PIECES.len() as u64) as usize];
+            // Sometimes cut a line short, sometimes end it with CRLF.
+            let cut = if next() % 5 == 0 {
+                (next() as usize) % (piece.len() + 1)
+            } else {
+                piece.len()
+            };
+            input.extend_from_slice(piece.get(..cut).unwrap_or(piece));
+            input.extend_from_slice(if next() % 4 == 0 { b"\r\n" } else { b"\n" });
+        }
+        if next() % 3 == 0 {
+            input.pop();
+        }
+        let mut out = ParseOutput::default();
+        parse(&input, &mut out);
+        let physical = crate::parse::lines::split_lines(&input).count() as u64;
+        let covered: u64 = out.events.iter().map(|e| u64::from(e.n_lines)).sum();
+        assert_eq!(covered, physical, "{:?}", String::from_utf8_lossy(&input));
+    }
 }
 
 #[cfg(test)]
@@ -451,7 +529,7 @@ mod tests {
         check(
             "2023-07-10 11:24:31,962 INFO web_log.py:206 -- 10.244.0.5 [10/Jul/2023:18:24:31 +0000] \"GET /api/serve/applications/ HTTP/1.1\" 200 13940 \"-\" \"Go-http-client/1.1\"",
             "1+1 N2023-07-10T11:24:31.962Z info web_log.py {file=web_log.py lineno=206 client=10.244.0.5 http_method=GET http_path=/api/serve/applications/ http_status=200 http_bytes=13940 user_agent=Go-http-client/1.1} | 10.244.0.5 [10/Jul/2023:18:24:31 +0000] \"GET /api/serve/applications/ HTTP/1.1\" 200 13940 \"-\" \"Go-http-client/1.1\"\n\
-             zone=[-25199038000]\n",
+             zone=[-25200000000]\n",
         );
     }
 
@@ -516,10 +594,7 @@ mod tests {
 
     #[test]
     fn leading_garbage_is_raw_and_counted() {
-        check(
-            "garbage\nmore",
-            "1+2 - info - | garbage⏎more\nunparsed=1\n",
-        );
+        check("garbage\nmore", "1+2 - info - | garbage⏎more\nunparsed=1\n");
     }
 
     #[test]
@@ -531,7 +606,10 @@ mod tests {
             "1+2 N2024-01-01T00:00:00.000Z info a.py {file=a.py lineno=1} | crlf⏎  tail\n",
         );
         // Truncated mid-stamp, impossible dates and a lowercase level are not heads.
-        check("2024-01-01 00:0", "1+1 - info - | 2024-01-01 00:0\nunparsed=1\n");
+        check(
+            "2024-01-01 00:0",
+            "1+1 - info - | 2024-01-01 00:0\nunparsed=1\n",
+        );
         check(
             "2024-02-30 00:00:00,000\tINFO a.py:1 -- x",
             "1+1 - info - | 2024-02-30 00:00:00,000\tINFO a.py:1 -- x\nunparsed=1\n",
@@ -547,7 +625,10 @@ mod tests {
     #[test]
     fn invalid_utf8_and_binary() {
         let mut out = ParseOutput::default();
-        parse(b"2024-01-01 00:00:00,000\tINFO a.py:1 -- caf\xe9\n\x00\xff\xfe", &mut out);
+        parse(
+            b"2024-01-01 00:00:00,000\tINFO a.py:1 -- caf\xe9\n\x00\xff\xfe",
+            &mut out,
+        );
         assert_eq!(out.events.len(), 1);
         assert_eq!(out.events[0].n_lines, 2);
         assert_eq!(out.events[0].message, "caf\u{fffd}\n\0\u{fffd}\u{fffd}");
@@ -555,11 +636,19 @@ mod tests {
 
     #[test]
     fn giant_line_is_capped() {
-        let input = format!("2024-01-01 00:00:00,000\tINFO a.py:1 -- {}", "x".repeat(200_000));
+        let input = format!(
+            "2024-01-01 00:00:00,000\tINFO a.py:1 -- {}",
+            "x".repeat(200_000)
+        );
         let mut out = ParseOutput::default();
         parse(input.as_bytes(), &mut out);
         assert_eq!(out.events.len(), 1);
         assert!(out.events[0].message.len() < 70_000);
+    }
+
+    #[test]
+    fn every_line_lands_in_one_event() {
+        assert_covers_lines(parse);
     }
 
     #[test]

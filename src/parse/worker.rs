@@ -17,8 +17,8 @@
 use std::borrow::Cow;
 
 use crate::event::{Event, Level, Micros, RawTime};
-use crate::parse::lines::{cap_message, decode, split_lines, strip_envelope, MAX_MESSAGE_BYTES};
 use crate::parse::lines::MAX_RECORD_LINES;
+use crate::parse::lines::{cap_message, decode, split_lines, strip_envelope, MAX_MESSAGE_BYTES};
 use crate::parse::{generic, ray_cpp, ray_python, serve, ParseOutput};
 
 pub fn parse(input: &[u8], out: &mut ParseOutput) {
@@ -312,9 +312,7 @@ fn stream_prefix(line: &str) -> Option<(Prefix<'_>, &str)> {
     for part in parts {
         ip = Some(part.strip_prefix("ip=")?);
     }
-    let ray_process = actor.is_some_and(|a| {
-        RAY_PROCESSES.iter().any(|p| a.starts_with(p))
-    });
+    let ray_process = actor.is_some_and(|a| RAY_PROCESSES.iter().any(|p| a.starts_with(p)));
     if pid.is_none() && !ray_process {
         return None;
     }
@@ -390,7 +388,10 @@ mod tests {
 
     #[test]
     fn blank_lines_outside_tracebacks_stand_alone() {
-        check("a\n\nb", "1+1 - info - | a\n2+1 - info - | \n3+1 - info - | b\nunparsed=3\n");
+        check(
+            "a\n\nb",
+            "1+1 - info - | a\n2+1 - info - | \n3+1 - info - | b\nunparsed=3\n",
+        );
     }
 
     #[test]
@@ -412,7 +413,10 @@ mod tests {
             "1+2 - info - {actor=MyActor pid=12 ip=10.0.0.2} | hello⏎(MyActor pid=12, ip=10.0.0.2)   indented\n",
         );
         // Ordinary output in parentheses is not a prefix.
-        check("(base) ray@head:~$ ls", "1+1 - info - | (base) ray@head:~$ ls\nunparsed=1\n");
+        check(
+            "(base) ray@head:~$ ls",
+            "1+1 - info - | (base) ray@head:~$ ls\nunparsed=1\n",
+        );
     }
 
     #[test]
@@ -472,12 +476,19 @@ mod tests {
     #[test]
     fn exception_lines() {
         assert!(is_exception_line("ValueError: bad"));
-        assert!(is_exception_line("ray.exceptions.RayTaskError(ValueError): ray::f()"));
+        assert!(is_exception_line(
+            "ray.exceptions.RayTaskError(ValueError): ray::f()"
+        ));
         assert!(is_exception_line("KeyboardInterrupt"));
         assert!(!is_exception_line("Traceback (most recent call last):"));
         assert!(!is_exception_line("INFO 2024-01-01"));
         assert!(!is_exception_line("error: lowercase"));
         assert!(!is_exception_line(""));
+    }
+
+    #[test]
+    fn every_line_lands_in_one_event() {
+        crate::parse::ray_python::assert_covers_lines(parse);
     }
 
     #[test]
