@@ -90,7 +90,10 @@ fn text_head(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
                 ev.fields.push(("ray_component".into(), name.into()));
             }
             ev.message = message_with_context(msg, local, &mut ev, samples);
-            if file.starts_with("web_log") || msg.contains("] \"") {
+            // aiohttp's access logger lives in `web_log.py`; a relocated one still puts
+            // the bracketed stamp second.
+            let stamp_second = split_word(msg).1.starts_with('[');
+            if file.starts_with("web_log") || stamp_second {
                 access_fields(msg, local, &mut ev.fields, samples);
             }
         }

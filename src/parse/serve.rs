@@ -146,11 +146,20 @@ fn json_head(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
 /// <latency>ms`, where status is an HTTP code or `OK`/`ERROR`/`CANCELLED` for handle calls
 /// (`__CALL__ OK 2.8ms`, `CALL f OK 1.3ms`, `HANDLE __call__ OK 0.3ms`).
 fn access_fields(msg: &str, fields: &mut Vec<(String, String)>) {
-    if !msg.ends_with("ms") || msg.len() > 300 {
+    if !msg.ends_with("ms") {
         return;
     }
-    let mut tokens: Vec<&str> = msg.split(' ').collect();
-    let (Some(latency), Some(status)) = (tokens.pop(), tokens.pop()) else {
+    // At most five tokens; collected into an array so the common line allocates nothing.
+    let mut buf = [""; 5];
+    let mut n = 0;
+    for token in msg.split(' ') {
+        match buf.get_mut(n) {
+            Some(slot) => *slot = token,
+            None => return,
+        }
+        n += 1;
+    }
+    let Some([head @ .., status, latency]) = buf.get(..n) else {
         return;
     };
     // Serve always prints one decimal (`{:.1f}ms`).
@@ -161,27 +170,28 @@ fn access_fields(msg: &str, fields: &mut Vec<(String, String)>) {
         return;
     };
     let http = status.len() == 3 && status.bytes().all(|b| b.is_ascii_digit());
-    let call = matches!(status, "OK" | "ERROR" | "CANCELLED");
+    let call = matches!(*status, "OK" | "ERROR" | "CANCELLED");
     if !(http || call) {
         return;
     }
-    // An optional client address comes first.
-    if tokens
-        .first()
-        .is_some_and(|t| t.contains(':') && t.contains('.'))
-    {
-        fields.push(("client".into(), tokens.remove(0).into()));
-    }
-    let (method, middle) = match tokens.split_first() {
-        Some((m, rest))
-            if rest.len() <= 1
-                && !m.is_empty()
-                && m.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') =>
-        {
-            (*m, rest.first().copied())
+    // An optional client address (`10.0.0.9:52311`) comes first.
+    let (client, head) = match head {
+        [client, rest @ ..] if client.contains(':') && client.contains('.') => {
+            (Some(*client), rest)
         }
+        _ => (None, head),
+    };
+    let (method, middle) = match head {
+        [method] => (*method, None),
+        [method, middle] => (*method, Some(*middle)),
         _ => return,
     };
+    if method.is_empty() || !method.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') {
+        return;
+    }
+    if let Some(client) = client {
+        fields.push(("client".into(), client.into()));
+    }
     fields.push(("http_method".into(), method.into()));
     match middle {
         Some(route) if route.starts_with('/') => fields.push(("http_path".into(), route.into())),
@@ -189,7 +199,7 @@ fn access_fields(msg: &str, fields: &mut Vec<(String, String)>) {
         None => {}
     }
     let key = if http { "http_status" } else { "call_status" };
-    fields.push((key.into(), status.into()));
+    fields.push((key.into(), (*status).into()));
     fields.push(("latency_ms".into(), latency.into()));
 }
 
