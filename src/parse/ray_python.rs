@@ -1,7 +1,665 @@
-//! TODO: the ray_python format.
+//! Ray's Python component logs: `dashboard.log`, `dashboard_agent.log`, `monitor.log`,
+//! `runtime_env_agent.log`, `runtime_env_setup-*.log`, `log_monitor.log` and the `ray start`
+//! CLI output, all written with `LOGGER_FORMAT`
+//! (`<asctime>\t<LEVEL> <file>:<line> -- <message>`), its stderr variant with a
+//! `(<component>)` before the file, the autoscaler sidecar's `<asctime> - LEVEL - msg`, the
+//! TEXT `LoggingConfig` with ` key=value` pairs appended, and the JSON encoding.
+//!
+//! It also owns the pieces the other Ray parsers share: the JSON record reader (Ray core
+//! `JSONFormatter`, Serve's JSON generations, the C++ JSON mode) and `file:line` splitting.
+//!
+//! It must not resolve zones: asctime is kept as `RawTime::Naive`; a line that also carries
+//! a UTC instant (an aiohttp access stamp, `timestamp_ns`) yields a zone sample instead.
 
+use serde_json::{Map, Value};
+
+use crate::event::{Event, Level, Micros, RawTime};
+use crate::parse::lines::{parse_records, Continuation};
+use crate::parse::primitives::{access_log_stamp, ray_asctime};
 use crate::parse::ParseOutput;
 
 pub fn parse(input: &[u8], out: &mut ParseOutput) {
-    super::generic::parse(input, out);
+    let mut samples = Vec::new();
+    parse_records(input, Continuation::Fold, out, |line| {
+        head(line, &mut samples)
+    });
+    out.zone_samples.append(&mut samples);
+}
+
+/// A record's first line in any of the Python spellings, or `None` for a continuation.
+/// `samples` receives `local - utc` for lines that carry both times.
+pub fn head(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
+    match line.as_bytes().first()? {
+        b'{' => {
+            let mut ev = json_record(line, samples)?;
+            ev.component = ev.field("file").unwrap_or_default().to_string();
+            Some(ev)
+        }
+        b'0'..=b'9' => text_head(line, samples),
+        _ => None,
+    }
+}
+
+/// `<asctime>\t<LEVEL> [(<component>) ]<file>:<line> -- <message>` and the sidecar's
+/// `<asctime> - <LEVEL> - <message>`. Pasted copies turn the TAB into spaces.
+fn text_head(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
+    // Cheap shape check before the date parser: `YYYY-MM-DD`.
+    if line.as_bytes().get(4) != Some(&b'-') {
+        return None;
+    }
+    let (rest, local) = ray_asctime(line).ok()?;
+    let rest = rest.trim_start_matches([' ', '\t']);
+    if let Some(sidecar) = rest.strip_prefix("- ") {
+        let (level_tok, msg) = sidecar.split_once(" - ")?;
+        let level = Level::parse(level_tok)?;
+        let mut ev = Event::new(0, msg);
+        ev.raw_time = Some(RawTime::Naive(local));
+        ev.level = level;
+        return Some(ev);
+    }
+    let (level_tok, rest) = split_word(rest);
+    if !level_tok.bytes().all(|b| b.is_ascii_uppercase()) {
+        return None;
+    }
+    let level = Level::parse(level_tok)?;
+    let mut ev = Event::new(0, String::new());
+    ev.raw_time = Some(RawTime::Naive(local));
+    ev.level = level;
+
+    let mut rest = rest;
+    let mut ray_component = None;
+    if let Some(inner) = rest.strip_prefix('(') {
+        if let Some((name, after)) = inner.split_once(") ") {
+            ray_component = Some(name);
+            rest = after;
+        }
+    }
+    let (loc, after_loc) = split_word(rest);
+    match (
+        file_line(loc),
+        after_loc.strip_prefix("-- ").or(match after_loc {
+            "--" => Some(""),
+            _ => None,
+        }),
+    ) {
+        (Some((file, lineno)), Some(msg)) => {
+            ev.component = file.to_string();
+            ev.fields.push(("file".into(), file.into()));
+            ev.fields.push(("lineno".into(), lineno.into()));
+            if let Some(name) = ray_component {
+                ev.fields.push(("ray_component".into(), name.into()));
+            }
+            ev.message = message_with_context(msg, local, &mut ev, samples);
+            // aiohttp's access logger lives in `web_log.py`; a relocated one still puts
+            // the bracketed stamp second.
+            let stamp_second = split_word(msg).1.starts_with('[');
+            if file.starts_with("web_log") || stamp_second {
+                access_fields(msg, local, &mut ev.fields, samples);
+            }
+        }
+        // A level with no `file:line --` is still a timed record; keep the rest verbatim.
+        _ => ev.message = rest.to_string(),
+    }
+    Some(ev)
+}
+
+/// The TEXT `LoggingConfig` appends ` key=value` pairs ending in `timestamp_ns=<digits>`.
+/// Only then are trailing pairs moved into fields: an ordinary message that happens to end
+/// in `x=y` is left alone. `timestamp_ns` becomes the record's UTC time and a zone sample.
+fn message_with_context(
+    msg: &str,
+    local: Micros,
+    ev: &mut Event,
+    samples: &mut Vec<Micros>,
+) -> String {
+    let Some((_, ns)) = msg.rsplit_once(" timestamp_ns=") else {
+        return msg.to_string();
+    };
+    let Ok(ns) = ns.parse::<i64>() else {
+        return msg.to_string();
+    };
+    let mut cut = msg.len();
+    let mut pairs = Vec::new();
+    while let Some((before, token)) = msg.get(..cut).and_then(|m| m.rsplit_once(' ')) {
+        match token.split_once('=') {
+            Some((key, value)) if is_snake(key) => {
+                pairs.push((key.to_string(), value.to_string()));
+                cut = before.len();
+            }
+            _ => break,
+        }
+    }
+    pairs.reverse();
+    ev.fields.extend(pairs);
+    set_utc_from_ns(ev, ns, Some(local), samples);
+    msg.get(..cut).unwrap_or(msg).to_string()
+}
+
+/// Prefers the zoned `timestamp_ns` over the naive asctime, and records their difference.
+fn set_utc_from_ns(ev: &mut Event, ns: i64, local: Option<Micros>, samples: &mut Vec<Micros>) {
+    let utc = ns.div_euclid(1000);
+    ev.raw_time = Some(RawTime::Utc(utc));
+    if let Some(local) = local {
+        // asctime is the same instant cut to milliseconds; cut the UTC one the same way so
+        // that the sample is a clean offset.
+        samples.push(local - utc.div_euclid(1000) * 1000);
+    }
+}
+
+/// The aiohttp access line: `<client> [10/Jul/2023:18:24:31 +0000] "GET /p HTTP/1.1" 200
+/// 13940 "-" "Go-http-client/1.1"`.
+fn access_fields(
+    msg: &str,
+    local: Micros,
+    fields: &mut Vec<(String, String)>,
+    samples: &mut Vec<Micros>,
+) {
+    let Some((client, rest)) = msg.split_once(' ') else {
+        return;
+    };
+    let Ok((rest, utc)) = access_log_stamp(rest) else {
+        return;
+    };
+    // The stamp has whole seconds (and is the request's start); cut asctime to whole
+    // seconds too so that the sample is the zone offset, not offset plus a fraction.
+    samples.push(local.div_euclid(1_000_000) * 1_000_000 - utc);
+    fields.push(("client".into(), client.into()));
+    let Some(rest) = rest.strip_prefix(" \"") else {
+        return;
+    };
+    let Some((request, rest)) = rest.split_once("\" ") else {
+        return;
+    };
+    let mut parts = request.split(' ');
+    if let (Some(method), Some(path)) = (parts.next(), parts.next()) {
+        fields.push(("http_method".into(), method.into()));
+        fields.push(("http_path".into(), path.into()));
+    }
+    let mut nums = rest.split(' ');
+    if let Some(status) = nums.next() {
+        fields.push(("http_status".into(), status.into()));
+    }
+    if let Some(bytes) = nums.next() {
+        fields.push(("http_bytes".into(), bytes.into()));
+    }
+    if let Some(ua) = rest
+        .strip_suffix('"')
+        .and_then(|r| r.rsplit_once('"'))
+        .map(|(_, ua)| ua)
+    {
+        fields.push(("user_agent".into(), ua.into()));
+    }
+}
+
+/// Splits off the first space-separated word.
+pub(crate) fn split_word(s: &str) -> (&str, &str) {
+    s.split_once(' ').unwrap_or((s, ""))
+}
+
+/// `agent.py:531` → (`agent.py`, `531`): a base name with a dot, a colon, digits.
+pub(crate) fn file_line(token: &str) -> Option<(&str, &str)> {
+    let (file, line) = token.rsplit_once(':')?;
+    let ok = !file.is_empty()
+        && file.contains('.')
+        && !file.contains('/')
+        && !line.is_empty()
+        && line.bytes().all(|b| b.is_ascii_digit());
+    ok.then_some((file, line))
+}
+
+fn is_snake(key: &str) -> bool {
+    !key.is_empty()
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// A JSON log record from any Ray generation: Python `JSONFormatter` (`asctime, levelname,
+/// message, filename, lineno, …, timestamp_ns`), Serve's JSON (both the serialized and the
+/// invalid template era), and the C++ JSON mode. Time is `timestamp_ns` (UTC) when present,
+/// else asctime (naive). `filename` becomes field `file`; every other key is a field, nested
+/// objects flattened with dots. `component` is left to the caller.
+pub(crate) fn json_record(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
+    let start = line.trim_start();
+    if !start.starts_with('{') {
+        return None;
+    }
+    let Ok(map) = serde_json::from_str::<Map<String, Value>>(start) else {
+        return lenient_json_record(start);
+    };
+    if !map.contains_key("levelname") && !map.contains_key("asctime") {
+        return None;
+    }
+    let mut ev = Event::new(0, String::new());
+    let mut local = None;
+    let mut ns = None;
+    let mut exc_text = None;
+    for (key, value) in map {
+        match key.as_str() {
+            "asctime" => {
+                local = value
+                    .as_str()
+                    .and_then(|s| ray_asctime(s).ok())
+                    .map(|r| r.1)
+            }
+            "levelname" => {
+                ev.level = value.as_str().and_then(Level::parse).unwrap_or_default();
+            }
+            "message" => ev.message = scalar(value),
+            "exc_text" => exc_text = Some(scalar(value)),
+            "filename" => ev.fields.push(("file".into(), scalar(value))),
+            _ => {
+                if key == "timestamp_ns" {
+                    ns = value.as_i64();
+                }
+                flatten(snake(&key), value, &mut ev.fields, 0);
+            }
+        }
+    }
+    if let Some(exc) = exc_text.filter(|e| !e.is_empty()) {
+        ev.message.push('\n');
+        ev.message.push_str(&exc);
+    }
+    ev.raw_time = local.map(RawTime::Naive);
+    if let Some(ns) = ns {
+        set_utc_from_ns(&mut ev, ns, local, samples);
+    }
+    Some(ev)
+}
+
+/// Serve's template-era JSON (≈2.5–2.8) pasted the message in unescaped, so a quote in it
+/// breaks the object. Read `"key": "value"` pairs up to `message`, whose value is the rest
+/// of the line without the closing `"}`.
+fn lenient_json_record(line: &str) -> Option<Event> {
+    if !(line.starts_with("{\"levelname\"") || line.starts_with("{\"asctime\"")) {
+        return None;
+    }
+    let mut ev = Event::new(0, String::new());
+    let mut rest = line.get(1..)?;
+    loop {
+        rest = rest.trim_start_matches([' ', ',']);
+        let Some((key, after)) = rest.strip_prefix('"').and_then(|r| r.split_once('"')) else {
+            break;
+        };
+        let Some(after) = after.trim_start().strip_prefix(':') else {
+            break;
+        };
+        let after = after.trim_start();
+        if key == "message" {
+            let body = after.strip_prefix('"').unwrap_or(after);
+            let body = body.strip_suffix("\"}").unwrap_or(body);
+            ev.message = body.to_string();
+            break;
+        }
+        let Some((value, after)) = after.strip_prefix('"').and_then(|r| r.split_once('"')) else {
+            break;
+        };
+        match key {
+            "levelname" => ev.level = Level::parse(value).unwrap_or_default(),
+            "asctime" => {
+                ev.raw_time = ray_asctime(value).ok().map(|r| RawTime::Naive(r.1));
+            }
+            "filename" => ev.fields.push(("file".into(), value.into())),
+            _ => ev.fields.push((snake(key), value.into())),
+        }
+        rest = after;
+    }
+    Some(ev)
+}
+
+/// A JSON value as field text: strings bare, everything else as compact JSON.
+fn scalar(value: Value) -> String {
+    match value {
+        Value::String(s) => s,
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// Nested objects become dotted keys; arrays stay compact JSON. Depth is bounded so that a
+/// pathological document cannot recurse without end.
+fn flatten(key: String, value: Value, fields: &mut Vec<(String, String)>, depth: u8) {
+    match value {
+        Value::Object(map) if depth < 4 => {
+            for (k, v) in map {
+                flatten(format!("{key}.{}", snake(&k)), v, fields, depth + 1);
+            }
+        }
+        other => fields.push((key, scalar(other))),
+    }
+}
+
+/// User-supplied keys (`extra={...}`) may be camelCase or contain spaces.
+fn snake(key: &str) -> String {
+    if is_snake(key) {
+        return key.to_string();
+    }
+    let mut out = String::with_capacity(key.len() + 4);
+    for (i, c) in key.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 && !out.ends_with('_') {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else if c.is_alphanumeric() {
+            out.push(c);
+        } else if !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    out
+}
+
+/// Renders a parse result one event per line for the parser tests of this module and its
+/// siblings, and checks that every physical line landed in exactly one event.
+#[cfg(test)]
+pub(crate) fn render(input: &str, out: &ParseOutput) -> String {
+    use crate::event::format_rfc3339;
+    let physical = crate::parse::lines::split_lines(input.as_bytes()).count() as u64;
+    let covered: u64 = out.events.iter().map(|e| u64::from(e.n_lines)).sum();
+    assert_eq!(covered, physical, "n_lines must cover every physical line");
+    let mut s = String::new();
+    for ev in &out.events {
+        let time = match ev.raw_time {
+            None => "-".to_string(),
+            Some(RawTime::Naive(t)) => format!("N{}", format_rfc3339(t)),
+            Some(RawTime::Utc(t)) => format!("U{}", format_rfc3339(t)),
+            Some(RawTime::NoYear {
+                month,
+                day,
+                micros_of_day,
+            }) => {
+                format!("Y{month:02}-{day:02}+{micros_of_day}")
+            }
+            Some(RawTime::Age { secs }) => format!("A{secs}"),
+        };
+        let comp = if ev.component.is_empty() {
+            "-"
+        } else {
+            &ev.component
+        };
+        s.push_str(&format!(
+            "{}+{} {time} {} {comp}",
+            ev.line,
+            ev.n_lines,
+            ev.level.as_str()
+        ));
+        if !ev.fields.is_empty() {
+            let f: Vec<String> = ev.fields.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            s.push_str(&format!(" {{{}}}", f.join(" ")));
+        }
+        s.push_str(" | ");
+        s.push_str(&ev.message.replace('\n', "⏎"));
+        s.push('\n');
+    }
+    if out.unparsed_lines > 0 {
+        s.push_str(&format!("unparsed={}\n", out.unparsed_lines));
+    }
+    if !out.zone_samples.is_empty() {
+        s.push_str(&format!("zone={:?}\n", out.zone_samples));
+    }
+    s
+}
+
+/// Feeds a parser many generated files made of real heads, continuation lines, junk bytes,
+/// CRLF and cut-off lines, and checks that every physical line lands in exactly one event.
+#[cfg(test)]
+pub(crate) fn assert_covers_lines(parse: fn(&[u8], &mut ParseOutput)) {
+    const PIECES: [&[u8]; 16] = [
+        b"2023-07-10 11:24:38,590 WARNING agent.py:531 -- Exiting with SIGTERM immediately...",
+        b"2024-03-25 21:30:20,999\tINFO utils.py:76 -- Run cmd[7]",
+        b"[2022-01-17 03:12:42,168 I 449 449] io_service_pool.cc:35: IOServicePool is running.",
+        b"[2024-05-29 22:54:10,723 C 1 1] (raylet) a.cc:29:  Check failed: x",
+        b"INFO 2024-12-30 23:47:44,173 default_HelloWorld 5w6y35rx 7bda8dd6 -- GET / 200 8.5ms",
+        b"{\"levelname\": \"INFO\", \"asctime\": \"2023-08-01 10:00:00,000\", \"message\": \"a \"b\"}",
+        b"{\"asctime\": \"2025-02-12 12:25:16,836\", \"levelname\": \"INFO\", \"message\": \"m\"}",
+        b"Traceback (most recent call last):",
+        b"  File \"a.py\", line 1, in <module>",
+        b"ValueError: bad",
+        b"",
+        b":actor_name:ServeReplica:app:Dep",
+        b"(MyActor pid=12, ip=10.0.0.2) hello [repeated 3x across cluster]",
+        b"2026-03-04T07:42:11.446555630Z 2026-03-03 23:42:11,446\tINFO config.py:183 -- x",
+        b"\xff\xfe\x00 junk \xc3",
+        b"F0411 07:43:44.182159  123 raylet_client.cc:12] Check failed: ok",
+    ];
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..300 {
+        let mut input = Vec::new();
+        for _ in 0..(next() % 12) {
+            let piece = PIECES[(next() % PIECES.len() as u64) as usize];
+            // Sometimes cut a line short, sometimes end it with CRLF.
+            let cut = if next() % 5 == 0 {
+                (next() as usize) % (piece.len() + 1)
+            } else {
+                piece.len()
+            };
+            input.extend_from_slice(piece.get(..cut).unwrap_or(piece));
+            input.extend_from_slice(if next() % 4 == 0 { b"\r\n" } else { b"\n" });
+        }
+        if next() % 3 == 0 {
+            input.pop();
+        }
+        let mut out = ParseOutput::default();
+        parse(&input, &mut out);
+        let physical = crate::parse::lines::split_lines(&input).count() as u64;
+        let covered: u64 = out.events.iter().map(|e| u64::from(e.n_lines)).sum();
+        assert_eq!(covered, physical, "{:?}", String::from_utf8_lossy(&input));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check(input: &str, expect: &str) {
+        let mut out = ParseOutput::default();
+        parse(input.as_bytes(), &mut out);
+        assert_eq!(render(input, &out), expect);
+    }
+
+    #[test]
+    fn logger_format_with_tab() {
+        check(
+            "2024-03-25 21:30:20,999\tINFO utils.py:76 -- Run cmd[7] ['/tmp/x/bin/python', '-m', 'pip']",
+            "1+1 N2024-03-25T21:30:20.999Z info utils.py {file=utils.py lineno=76} | Run cmd[7] ['/tmp/x/bin/python', '-m', 'pip']\n",
+        );
+    }
+
+    #[test]
+    fn logger_format_pasted_with_spaces() {
+        check(
+            "2023-07-10 11:24:38,590 WARNING agent.py:531 -- Exiting with SIGTERM immediately...",
+            "1+1 N2023-07-10T11:24:38.590Z warning agent.py {file=agent.py lineno=531} | Exiting with SIGTERM immediately...\n",
+        );
+        check(
+            "2023-05-06 10:48:19,492 WARNING utils.py:1445 -- Unable to connect to GCS at http://127.0.0.1:8265. Check that (1) Ray GCS with matching version started successfully",
+            "1+1 N2023-05-06T10:48:19.492Z warning utils.py {file=utils.py lineno=1445} | Unable to connect to GCS at http://127.0.0.1:8265. Check that (1) Ray GCS with matching version started successfully\n",
+        );
+    }
+
+    #[test]
+    fn runtime_env_error() {
+        check(
+            "2024-03-14 07:11:52,501\tERROR runtime_env_agent.py:377 -- Failed to create runtime env {\"_ray_commit\": \"2bd3e20b\", \"working_dir\": \"gs://x.zip\"}",
+            "1+1 N2024-03-14T07:11:52.501Z error runtime_env_agent.py {file=runtime_env_agent.py lineno=377} | Failed to create runtime env {\"_ray_commit\": \"2bd3e20b\", \"working_dir\": \"gs://x.zip\"}\n",
+        );
+    }
+
+    #[test]
+    fn succ_level_from_ray_start() {
+        check(
+            "2022-03-16 11:28:26,348 SUCC scripts.py:641 -- Ray runtime started.",
+            "1+1 N2022-03-16T11:28:26.348Z info scripts.py {file=scripts.py lineno=641} | Ray runtime started.\n",
+        );
+    }
+
+    #[test]
+    fn stderr_variant_names_the_component() {
+        check(
+            "2024-01-01 00:00:01,000\tERROR (dashboard_agent) agent.py:12 -- boom",
+            "1+1 N2024-01-01T00:00:01.000Z error agent.py {file=agent.py lineno=12 ray_component=dashboard_agent} | boom\n",
+        );
+    }
+
+    #[test]
+    fn autoscaler_sidecar_duplicate_form() {
+        check(
+            "2026-03-03 23:42:11,446 - INFO - Listing pods for RayCluster rayservice-sample\n2026-03-03 23:42:11,446\tINFO cloud_provider.py:496 -- Listing pods for RayCluster rayservice-sample",
+            "1+1 N2026-03-03T23:42:11.446Z info - | Listing pods for RayCluster rayservice-sample\n\
+             2+1 N2026-03-03T23:42:11.446Z info cloud_provider.py {file=cloud_provider.py lineno=496} | Listing pods for RayCluster rayservice-sample\n",
+        );
+    }
+
+    #[test]
+    fn kubelet_timestamp_prefix_gives_zone_sample() {
+        check(
+            "2026-03-04T07:42:11.446555630Z 2026-03-03 23:42:11,446\tINFO config.py:183 -- Calculating hashes for file mounts and ray commands.",
+            "1+1 N2026-03-03T23:42:11.446Z info config.py {file=config.py lineno=183} | Calculating hashes for file mounts and ray commands.\n\
+             zone=[-28800000555]\n",
+        );
+    }
+
+    #[test]
+    fn access_line_in_dashboard_log() {
+        check(
+            "2023-07-10 11:24:31,962 INFO web_log.py:206 -- 10.244.0.5 [10/Jul/2023:18:24:31 +0000] \"GET /api/serve/applications/ HTTP/1.1\" 200 13940 \"-\" \"Go-http-client/1.1\"",
+            "1+1 N2023-07-10T11:24:31.962Z info web_log.py {file=web_log.py lineno=206 client=10.244.0.5 http_method=GET http_path=/api/serve/applications/ http_status=200 http_bytes=13940 user_agent=Go-http-client/1.1} | 10.244.0.5 [10/Jul/2023:18:24:31 +0000] \"GET /api/serve/applications/ HTTP/1.1\" 200 13940 \"-\" \"Go-http-client/1.1\"\n\
+             zone=[-25200000000]\n",
+        );
+    }
+
+    #[test]
+    fn text_logging_config_pairs() {
+        check(
+            "2025-02-12 12:25:16,836 INFO test-log-config.py:11 -- This is a Ray task name=__main__ job_id=01000000 task_name=f timestamp_ns=1739391916836884000",
+            "1+1 U2025-02-12T20:25:16.836884Z info test-log-config.py {file=test-log-config.py lineno=11 name=__main__ job_id=01000000 task_name=f timestamp_ns=1739391916836884000} | This is a Ray task\n\
+             zone=[-28800000000]\n",
+        );
+    }
+
+    #[test]
+    fn pair_lookalike_without_timestamp_ns_stays_in_message() {
+        check(
+            "2024-01-01 00:00:00,000\tINFO x.py:1 -- set threshold=0.95",
+            "1+1 N2024-01-01T00:00:00.000Z info x.py {file=x.py lineno=1} | set threshold=0.95\n",
+        );
+    }
+
+    #[test]
+    fn json_encoding() {
+        check(
+            r#"{"asctime": "2025-02-12 12:25:16,836", "levelname": "INFO", "message": "This is a Ray task", "filename": "test-log-config.py", "lineno": 11, "job_id": "01000000", "timestamp_ns": 1739391916836884000}"#,
+            "1+1 U2025-02-12T20:25:16.836884Z info test-log-config.py {file=test-log-config.py job_id=01000000 lineno=11 timestamp_ns=1739391916836884000} | This is a Ray task\n\
+             zone=[-28800000000]\n",
+        );
+    }
+
+    #[test]
+    fn json_with_exception_and_nested_extra() {
+        check(
+            r#"{"asctime": "2025-02-12 12:25:16,836", "levelname": "ERROR", "message": "failed", "filename": "a.py", "lineno": 3, "exc_text": "Traceback (most recent call last):\n  File \"a.py\"\nValueError: x", "userCtx": {"a b": 1}}"#,
+            "1+1 N2025-02-12T12:25:16.836Z error a.py {file=a.py lineno=3 user_ctx.a_b=1} | failed⏎Traceback (most recent call last):⏎  File \"a.py\"⏎ValueError: x\n",
+        );
+    }
+
+    #[test]
+    fn traceback_folds_into_record() {
+        check(
+            "2024-01-01 00:00:00,000\tERROR agent.py:1 -- Failed\nTraceback (most recent call last):\n  File \"x.py\", line 1, in <module>\nValueError: bad\n\n2024-01-01 00:00:01,000\tINFO agent.py:2 -- next",
+            "1+5 N2024-01-01T00:00:00.000Z error agent.py {file=agent.py lineno=1} | Failed⏎Traceback (most recent call last):⏎  File \"x.py\", line 1, in <module>⏎ValueError: bad⏎\n\
+             6+1 N2024-01-01T00:00:01.000Z info agent.py {file=agent.py lineno=2} | next\n",
+        );
+    }
+
+    #[test]
+    fn autoscaler_status_block_folds() {
+        check(
+            "2024-06-07 18:18:15,798\tINFO autoscaler.py:1 -- status\n======== Autoscaler status: 2024-06-07 18:18:15.798000 ========\nNode status\n Active:",
+            "1+4 N2024-06-07T18:18:15.798Z info autoscaler.py {file=autoscaler.py lineno=1} | status⏎======== Autoscaler status: 2024-06-07 18:18:15.798000 ========⏎Node status⏎ Active:\n",
+        );
+    }
+
+    #[test]
+    fn level_without_location_is_still_a_record() {
+        check(
+            "2024-01-01 00:00:00,000 INFO plain message",
+            "1+1 N2024-01-01T00:00:00.000Z info - | plain message\n",
+        );
+    }
+
+    #[test]
+    fn leading_garbage_is_raw_and_counted() {
+        check("garbage\nmore", "1+2 - info - | garbage⏎more\nunparsed=1\n");
+    }
+
+    #[test]
+    fn nasty_inputs() {
+        check("", "");
+        check("\n\n", "1+2 - info - | ⏎\nunparsed=1\n");
+        check(
+            "2024-01-01 00:00:00,000\tINFO a.py:1 -- crlf\r\n  tail\r\n",
+            "1+2 N2024-01-01T00:00:00.000Z info a.py {file=a.py lineno=1} | crlf⏎  tail\n",
+        );
+        // Truncated mid-stamp, impossible dates and a lowercase level are not heads.
+        check(
+            "2024-01-01 00:0",
+            "1+1 - info - | 2024-01-01 00:0\nunparsed=1\n",
+        );
+        check(
+            "2024-02-30 00:00:00,000\tINFO a.py:1 -- x",
+            "1+1 - info - | 2024-02-30 00:00:00,000\tINFO a.py:1 -- x\nunparsed=1\n",
+        );
+        check(
+            "2024-01-01 00:00:00,000 info a.py:1 -- x",
+            "1+1 - info - | 2024-01-01 00:00:00,000 info a.py:1 -- x\nunparsed=1\n",
+        );
+        check("{\"levelname\": ", "1+1 - info - | \n");
+        check("{not json", "1+1 - info - | {not json\nunparsed=1\n");
+    }
+
+    #[test]
+    fn invalid_utf8_and_binary() {
+        let mut out = ParseOutput::default();
+        parse(
+            b"2024-01-01 00:00:00,000\tINFO a.py:1 -- caf\xe9\n\x00\xff\xfe",
+            &mut out,
+        );
+        assert_eq!(out.events.len(), 1);
+        assert_eq!(out.events[0].n_lines, 2);
+        assert_eq!(out.events[0].message, "caf\u{fffd}\n\0\u{fffd}\u{fffd}");
+    }
+
+    #[test]
+    fn giant_line_is_capped() {
+        let input = format!(
+            "2024-01-01 00:00:00,000\tINFO a.py:1 -- {}",
+            "x".repeat(200_000)
+        );
+        let mut out = ParseOutput::default();
+        parse(input.as_bytes(), &mut out);
+        assert_eq!(out.events.len(), 1);
+        assert!(out.events[0].message.len() < 70_000);
+    }
+
+    #[test]
+    fn every_line_lands_in_one_event() {
+        assert_covers_lines(parse);
+    }
+
+    #[test]
+    fn file_line_tokens() {
+        assert_eq!(file_line("agent.py:531"), Some(("agent.py", "531")));
+        assert_eq!(file_line("node_manager.cc:12:"), None);
+        assert_eq!(file_line("http://x.y:80"), None);
+        assert_eq!(file_line("noext:1"), None);
+        assert_eq!(file_line("a.py:"), None);
+    }
 }

@@ -1,7 +1,517 @@
-//! TODO: the worker format.
+//! Raw process output: `worker-*.out|.err`, `job-driver-*.log`, the head / worker
+//! container's stdout (`ray start` output), the `wait-gcs-ready` init container and RayJob
+//! submitter output.
+//!
+//! Content is whatever the process printed. A line that parses as a Ray Python, Serve or
+//! C++ head (the sibling parsers' heads), or that carries a date-time near its start, is a
+//! timed record. Ray's marker lines (`:actor_name:…`) are records of their own, and the
+//! actor name is copied onto every later record so that a Serve replica's stderr can be
+//! attributed. Driver streaming prefixes (`(ServeReplica:app:Dep pid=4347, ip=…) `) and the
+//! dedup suffix (`[repeated 99x across cluster]`) become fields. Obvious continuations
+//! (indented lines, traceback framing, the final exception line, blank lines inside a
+//! traceback) fold into the previous record; every other line is its own record.
+//!
+//! It must not guess times for lines that carry none, and must not fold ordinary output
+//! into the record above it.
 
-use crate::parse::ParseOutput;
+use std::borrow::Cow;
+
+use crate::event::{Event, Level, Micros, RawTime};
+use crate::parse::lines::MAX_RECORD_LINES;
+use crate::parse::lines::{cap_message, decode, split_lines, strip_envelope, MAX_MESSAGE_BYTES};
+use crate::parse::{generic, ray_cpp, ray_python, serve, ParseOutput};
 
 pub fn parse(input: &[u8], out: &mut ParseOutput) {
-    super::generic::parse(input, out);
+    let mut reader = Reader::default();
+    let mut current: Option<Event> = None;
+    for (no, raw) in split_lines(input) {
+        let decoded = decode(raw);
+        let (env, content) = strip_envelope(&decoded);
+        let can_fold = current
+            .as_ref()
+            .is_some_and(|ev| ev.n_lines < MAX_RECORD_LINES);
+        let (mut ev, unparsed) = match reader.classify(&content, can_fold, &mut out.zone_samples) {
+            Line::Fold => {
+                if let Some(ev) = current.as_mut() {
+                    if ev.message.len() < MAX_MESSAGE_BYTES {
+                        ev.push_continuation(&content);
+                        cap_message(&mut ev.message);
+                    } else {
+                        ev.n_lines += 1;
+                    }
+                }
+                continue;
+            }
+            Line::Record { ev, unparsed } => (ev, unparsed),
+        };
+        ev.line = no;
+        ev.n_lines = 1;
+        match (ev.raw_time, env.utc) {
+            (None, Some(utc)) => ev.raw_time = Some(RawTime::Utc(utc)),
+            (Some(RawTime::Naive(local)), Some(utc)) => out.zone_samples.push(local - utc),
+            (None, None) if unparsed => out.unparsed_lines += 1,
+            _ => {}
+        }
+        if let Some(actor) = &reader.actor_name {
+            ev.fields.push(("actor_name".into(), actor.clone()));
+        }
+        if let Some(actor) = reader.pending_actor.take() {
+            reader.actor_name = Some(actor);
+        }
+        cap_message(&mut ev.message);
+        if let Some(done) = current.replace(ev) {
+            out.events.push(done);
+        }
+    }
+    if let Some(done) = current {
+        out.events.push(done);
+    }
+}
+
+/// What one line is to the record stream.
+enum Line {
+    /// The start of a record; `unparsed` when no grammar recognised it.
+    Record { ev: Event, unparsed: bool },
+    /// A continuation of the previous record.
+    Fold,
+}
+
+/// Where we are inside a Python traceback.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+enum Traceback {
+    #[default]
+    Outside,
+    /// After `Traceback (most recent call last):`, among the frames.
+    Frames,
+    /// After the exception line: blank lines and chaining text still belong to it.
+    AfterException,
+}
+
+#[derive(Default)]
+struct Reader {
+    /// The latest `:actor_name:` marker's value.
+    actor_name: Option<String>,
+    /// A marker just read; it applies from the next record on.
+    pending_actor: Option<String>,
+    traceback: Traceback,
+}
+
+impl Reader {
+    fn classify(&mut self, line: &str, can_fold: bool, samples: &mut Vec<Micros>) -> Line {
+        if can_fold {
+            if let Some(next) = self.continuation(line) {
+                self.traceback = next;
+                return Line::Fold;
+            }
+        }
+        self.traceback = if line.starts_with("Traceback (most recent call last)") {
+            Traceback::Frames
+        } else {
+            Traceback::Outside
+        };
+        let (line, repeated) = strip_repeated(line);
+        let (ev, unparsed) = match stream_prefix(&line) {
+            Some((prefix, rest)) => {
+                let (mut ev, _) = self.record(rest, samples);
+                ev.fields.splice(0..0, prefix.into_fields());
+                (ev, false)
+            }
+            None => self.record(&line, samples),
+        };
+        let mut ev = ev;
+        if let Some(n) = repeated {
+            ev.fields.push(("repeated".into(), n.into()));
+        }
+        Line::Record { ev, unparsed }
+    }
+
+    /// The next traceback state when `line` continues the previous record, else `None`.
+    fn continuation(&self, line: &str) -> Option<Traceback> {
+        let content = stream_prefix(line).map_or(line, |(_, rest)| rest);
+        let first = content.as_bytes().first().copied();
+        let indented = matches!(first, Some(b' ' | b'\t'));
+        let chained = content.starts_with("During handling of the above exception")
+            || content.starts_with("The above exception was the direct cause");
+        match self.traceback {
+            Traceback::Frames if first.is_none() || indented => Some(Traceback::Frames),
+            Traceback::Frames if is_head(content) => None,
+            // The first unindented line after the frames is the exception line.
+            Traceback::Frames => Some(Traceback::AfterException),
+            Traceback::AfterException if first.is_none() || indented || chained => {
+                Some(Traceback::AfterException)
+            }
+            _ if content.starts_with("Traceback (most recent call last)") => {
+                Some(Traceback::Frames)
+            }
+            _ if indented || chained || is_exception_line(content) => {
+                Some(Traceback::AfterException)
+            }
+            _ if content == "Remaining processes will be killed." => Some(Traceback::Outside),
+            _ => None,
+        }
+    }
+
+    /// A line that starts a record: a known head, a marker, or raw output.
+    fn record(&mut self, line: &str, samples: &mut Vec<Micros>) -> (Event, bool) {
+        if let Some(ev) = head(line, samples) {
+            return (ev, false);
+        }
+        if let Some(ev) = self.marker(line) {
+            return (ev, false);
+        }
+        if let Some(ev) = known_line(line) {
+            return (ev, false);
+        }
+        if let Some(ev) = generic::head(line) {
+            return (ev, false);
+        }
+        let mut ev = Event::new(0, line);
+        ev.level = generic::guess_level(line);
+        (ev, true)
+    }
+
+    /// `:job_id:01000000`, `:actor_name:ServeReplica:app:Dep`, `:task_name:f`,
+    /// `:task_attempt_start:`, `:task_attempt_end:`.
+    fn marker(&mut self, line: &str) -> Option<Event> {
+        let (name, value) = line.strip_prefix(':')?.split_once(':')?;
+        if !matches!(
+            name,
+            "job_id" | "actor_name" | "task_name" | "task_attempt_start" | "task_attempt_end"
+        ) {
+            return None;
+        }
+        if name == "actor_name" {
+            self.pending_actor = Some(value.to_string());
+        }
+        let mut ev = Event::new(0, line);
+        ev.fields.push(("marker".into(), name.into()));
+        ev.fields.push(("value".into(), value.into()));
+        Some(ev)
+    }
+}
+
+/// The sibling parsers' heads, chosen by the first byte so that a plain line costs little.
+fn head(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
+    match line.as_bytes().first()? {
+        b'[' => ray_cpp::head(line, samples),
+        b'{' | b'0'..=b'9' => ray_python::head(line, samples),
+        b'A'..=b'Z' => serve::head(line, samples).or_else(|| ray_cpp::head(line, samples)),
+        b'*' => ray_cpp::head(line, samples),
+        _ => None,
+    }
+}
+
+fn is_head(line: &str) -> bool {
+    match line.as_bytes().first() {
+        Some(b'[' | b'{' | b'0'..=b'9' | b'A'..=b'Z' | b'*' | b':') => {
+            head(line, &mut Vec::new()).is_some() || line.starts_with(':')
+        }
+        _ => false,
+    }
+}
+
+/// Lines whose meaning is known though they carry no time: `ray start`'s subprocess-death
+/// banner and the `wait-gcs-ready` init container's progress.
+fn known_line(line: &str) -> Option<Event> {
+    if line.starts_with("Some Ray subprocesses exited unexpectedly") {
+        let mut ev = Event::new(0, line);
+        ev.level = Level::Error;
+        return Some(ev);
+    }
+    // `10 seconds elapsed: Waiting for GCS to be ready.`
+    if let Some((secs, rest)) = line.split_once(" seconds elapsed: ") {
+        if !secs.is_empty() && secs.bytes().all(|b| b.is_ascii_digit()) {
+            let mut ev = Event::new(0, line);
+            if rest.starts_with("Still waiting") {
+                ev.level = Level::Warning;
+            }
+            ev.fields.push(("elapsed_s".into(), secs.into()));
+            return Some(ev);
+        }
+    }
+    if line.starts_with("GCS is ready.") {
+        return Some(Event::new(0, line));
+    }
+    None
+}
+
+/// `ValueError: bad`, `ray.exceptions.RayTaskError(ValueError): ray::f() …`,
+/// `KeyboardInterrupt`: a dotted name ending in a Python exception suffix, then `:`, `(` or
+/// the end of the line. The scan stops at the first byte a name cannot hold, so an ordinary
+/// line costs a few bytes.
+fn is_exception_line(line: &str) -> bool {
+    let end = line
+        .bytes()
+        .position(|b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'.'))
+        .unwrap_or(line.len());
+    if !matches!(line.as_bytes().get(end), None | Some(b':' | b'(')) {
+        return false;
+    }
+    let name = line.get(..end).unwrap_or_default();
+    let last = name.rsplit('.').next().unwrap_or(name);
+    last.as_bytes().first().is_some_and(u8::is_ascii_uppercase)
+        && ["Error", "Exception", "Interrupt", "Exit", "Warning"]
+            .iter()
+            .any(|suffix| last.ends_with(suffix))
+}
+
+/// Ray's log dedup: `… [repeated 99x across cluster]` (the first time followed by a hint in
+/// parentheses, which is kept).
+fn strip_repeated(line: &str) -> (Cow<'_, str>, Option<&str>) {
+    let Some(start) = line.find(" [repeated ") else {
+        return (Cow::Borrowed(line), None);
+    };
+    let Some(after) = line.get(start + 11..) else {
+        return (Cow::Borrowed(line), None);
+    };
+    let Some((count, tail)) = after.split_once("x across cluster]") else {
+        return (Cow::Borrowed(line), None);
+    };
+    if count.is_empty() || !count.bytes().all(|b| b.is_ascii_digit()) {
+        return (Cow::Borrowed(line), None);
+    }
+    let head = line.get(..start).unwrap_or_default();
+    (Cow::Owned(format!("{head}{tail}")), Some(count))
+}
+
+/// Who a streamed line came from.
+struct Prefix<'a> {
+    actor: Option<&'a str>,
+    pid: Option<&'a str>,
+    ip: Option<&'a str>,
+}
+
+impl Prefix<'_> {
+    fn into_fields(self) -> Vec<(String, String)> {
+        [("actor", self.actor), ("pid", self.pid), ("ip", self.ip)]
+            .into_iter()
+            .filter_map(|(key, value)| Some((key.to_string(), value?.to_string())))
+            .collect()
+    }
+}
+
+/// The driver's streaming prefix: `(ServeReplica:default:Hello pid=4347, ip=10.0.0.1) `,
+/// `(pid=runtime_env, ip=…) `, `(raylet) `, `(raylet, ip=…) `. Without a pid the name must
+/// be a Ray process, so that ordinary output in parentheses is not taken for one.
+fn stream_prefix(line: &str) -> Option<(Prefix<'_>, &str)> {
+    let body = line.strip_prefix('(')?;
+    let (inner, rest) = body.split_once(") ")?;
+    if inner.len() > 200 {
+        return None;
+    }
+    let mut parts = inner.split(", ");
+    let first = parts.next()?;
+    let (actor, pid) = match first.strip_prefix("pid=") {
+        Some(pid) => (None, Some(pid)),
+        None => match first.split_once(" pid=") {
+            Some((actor, pid)) => (Some(actor), Some(pid)),
+            None => (Some(first), None),
+        },
+    };
+    let mut ip = None;
+    for part in parts {
+        ip = Some(part.strip_prefix("ip=")?);
+    }
+    let ray_process = actor.is_some_and(|a| RAY_PROCESSES.iter().any(|p| a.starts_with(p)));
+    if pid.is_none() && !ray_process {
+        return None;
+    }
+    Some((Prefix { actor, pid, ip }, rest))
+}
+
+const RAY_PROCESSES: [&str; 7] = [
+    "raylet",
+    "gcs_server",
+    "autoscaler",
+    "monitor",
+    "dashboard",
+    "runtime_env",
+    "log_monitor",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::ray_python::render;
+
+    #[track_caller]
+    fn check(input: &str, expect: &str) {
+        let mut out = ParseOutput::default();
+        parse(input.as_bytes(), &mut out);
+        assert_eq!(render(input, &out), expect);
+    }
+
+    #[test]
+    fn markers_attribute_later_records() {
+        check(
+            ":job_id:01000000\n:actor_name:ServeReplica:default:Hello\nloading model weights...\nINFO 2024-12-30 23:47:44,173 default_Hello 5w6y35rx -- hi",
+            "1+1 - info - {marker=job_id value=01000000} | :job_id:01000000\n\
+             2+1 - info - {marker=actor_name value=ServeReplica:default:Hello} | :actor_name:ServeReplica:default:Hello\n\
+             3+1 - info - {actor_name=ServeReplica:default:Hello} | loading model weights...\n\
+             4+1 N2024-12-30T23:47:44.173Z info default_Hello {component_id=5w6y35rx actor_name=ServeReplica:default:Hello} | hi\n\
+             unparsed=1\n",
+        );
+        check(
+            ":task_name:f\n:task_attempt_start:\n:task_attempt_end:",
+            "1+1 - info - {marker=task_name value=f} | :task_name:f\n\
+             2+1 - info - {marker=task_attempt_start value=} | :task_attempt_start:\n\
+             3+1 - info - {marker=task_attempt_end value=} | :task_attempt_end:\n",
+        );
+    }
+
+    #[test]
+    fn traceback_folds_into_the_print_above() {
+        check(
+            "starting\nTraceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n    f()\nValueError: bad\n\nDuring handling of the above exception, another exception occurred:\n\nTraceback (most recent call last):\n  File \"a.py\", line 3\nray.exceptions.RayTaskError(ValueError): ray::f() (pid=1, ip=10.0.0.1)\nnext print",
+            "1+11 - info - | starting⏎Traceback (most recent call last):⏎  File \"a.py\", line 1, in <module>⏎    f()⏎ValueError: bad⏎⏎During handling of the above exception, another exception occurred:⏎⏎Traceback (most recent call last):⏎  File \"a.py\", line 3⏎ray.exceptions.RayTaskError(ValueError): ray::f() (pid=1, ip=10.0.0.1)\n\
+             12+1 - info - | next print\n\
+             unparsed=2\n",
+        );
+    }
+
+    #[test]
+    fn traceback_at_start_of_file_is_its_own_record() {
+        check(
+            "Traceback (most recent call last):\n  File \"a.py\"\nKeyError: 'x'\n",
+            "1+3 - info - | Traceback (most recent call last):⏎  File \"a.py\"⏎KeyError: 'x'\nunparsed=1\n",
+        );
+    }
+
+    #[test]
+    fn head_ends_traceback() {
+        check(
+            "ERROR 2024-01-01 00:00:00,000 default_A 1 -- boom\nTraceback (most recent call last):\n  File \"a.py\"\nINFO 2024-01-01 00:00:01,000 default_A 1 -- ok",
+            "1+3 N2024-01-01T00:00:00.000Z error default_A {component_id=1} | boom⏎Traceback (most recent call last):⏎  File \"a.py\"\n\
+             4+1 N2024-01-01T00:00:01.000Z info default_A {component_id=1} | ok\n",
+        );
+    }
+
+    #[test]
+    fn blank_lines_outside_tracebacks_stand_alone() {
+        check(
+            "a\n\nb",
+            "1+1 - info - | a\n2+1 - info - | \n3+1 - info - | b\nunparsed=3\n",
+        );
+    }
+
+    #[test]
+    fn driver_streaming_prefixes() {
+        check(
+            "(ServeReplica:default:HelloWorld pid=4347) INFO 2024-12-30 23:47:44,173 default_HelloWorld 5w6y35rx -- GET / 200 8.5ms",
+            "1+1 N2024-12-30T23:47:44.173Z info default_HelloWorld {actor=ServeReplica:default:HelloWorld pid=4347 component_id=5w6y35rx http_method=GET http_path=/ http_status=200 latency_ms=8.5} | GET / 200 8.5ms\n",
+        );
+        check(
+            "(pid=runtime_env, ip=192.168.1.100) 2023-08-14 16:31:37,265\tINFO runtime_env_agent.py:338 -- Creating runtime env: x",
+            "1+1 N2023-08-14T16:31:37.265Z info runtime_env_agent.py {pid=runtime_env ip=192.168.1.100 file=runtime_env_agent.py lineno=338} | Creating runtime env: x\n",
+        );
+        check(
+            "(raylet) [2021-11-17 10:43:46,668 E 99870 16327337] agent_manager.cc:190: Failed to create runtime env: x",
+            "1+1 N2021-11-17T10:43:46.668Z error - {actor=raylet pid=99870 tid=16327337 file=agent_manager.cc lineno=190} | Failed to create runtime env: x\n",
+        );
+        check(
+            "(MyActor pid=12, ip=10.0.0.2) hello\n(MyActor pid=12, ip=10.0.0.2)   indented",
+            "1+2 - info - {actor=MyActor pid=12 ip=10.0.0.2} | hello⏎(MyActor pid=12, ip=10.0.0.2)   indented\n",
+        );
+        // Ordinary output in parentheses is not a prefix.
+        check(
+            "(base) ray@head:~$ ls",
+            "1+1 - info - | (base) ray@head:~$ ls\nunparsed=1\n",
+        );
+    }
+
+    #[test]
+    fn dedup_suffix() {
+        check(
+            "(Worker pid=9) oom warning [repeated 99x across cluster] (Ray deduplicates logs by default.)",
+            "1+1 - warning - {actor=Worker pid=9 repeated=99} | oom warning (Ray deduplicates logs by default.)\n",
+        );
+        check(
+            "x [repeated many across cluster]",
+            "1+1 - info - | x [repeated many across cluster]\nunparsed=1\n",
+        );
+    }
+
+    #[test]
+    fn ray_start_output() {
+        check(
+            "2022-03-16 11:28:26,348 SUCC scripts.py:640 -- --------------------\nLocal node IP: 10.244.0.7\nSome Ray subprocesses exited unexpectedly:\n  raylet [exit code=1]\nRemaining processes will be killed.",
+            "1+1 N2022-03-16T11:28:26.348Z info scripts.py {file=scripts.py lineno=640} | --------------------\n\
+             2+1 - info - | Local node IP: 10.244.0.7\n\
+             3+3 - error - | Some Ray subprocesses exited unexpectedly:⏎  raylet [exit code=1]⏎Remaining processes will be killed.\n\
+             unparsed=1\n",
+        );
+    }
+
+    #[test]
+    fn wait_gcs_ready() {
+        check(
+            "10 seconds elapsed: Waiting for GCS to be ready.\n125 seconds elapsed: Still waiting for GCS to be ready. For troubleshooting, refer to the FAQ.\nGCS is ready.",
+            "1+1 - info - {elapsed_s=10} | 10 seconds elapsed: Waiting for GCS to be ready.\n\
+             2+1 - warning - {elapsed_s=125} | 125 seconds elapsed: Still waiting for GCS to be ready. For troubleshooting, refer to the FAQ.\n\
+             3+1 - info - | GCS is ready.\n",
+        );
+    }
+
+    #[test]
+    fn generic_dates_and_kubelet_prefix() {
+        check(
+            "Job submitted at 2024-01-01 10:00:00 ok",
+            "1+1 N2024-01-01T10:00:00.000Z info - | Job submitted at 2024-01-01 10:00:00 ok\n",
+        );
+        check(
+            "2026-03-04T07:42:11.446555630Z plain print\n2026-03-04T07:42:12.000000000Z   indented",
+            "1+2 U2026-03-04T07:42:11.446555Z info - | plain print⏎  indented\n",
+        );
+    }
+
+    #[test]
+    fn cpp_and_json_heads_in_worker_err() {
+        check(
+            "[2024-01-01 00:00:00,000 E 5 6] core_worker.cc:1: Unhandled error\n{\"asctime\": \"2024-01-01 00:00:01,000\", \"levelname\": \"INFO\", \"message\": \"m\", \"filename\": \"t.py\", \"lineno\": 2}",
+            "1+1 N2024-01-01T00:00:00.000Z error - {pid=5 tid=6 file=core_worker.cc lineno=1} | Unhandled error\n\
+             2+1 N2024-01-01T00:00:01.000Z info t.py {file=t.py lineno=2} | m\n",
+        );
+    }
+
+    #[test]
+    fn exception_lines() {
+        assert!(is_exception_line("ValueError: bad"));
+        assert!(is_exception_line(
+            "ray.exceptions.RayTaskError(ValueError): ray::f()"
+        ));
+        assert!(is_exception_line("KeyboardInterrupt"));
+        assert!(!is_exception_line("Traceback (most recent call last):"));
+        assert!(!is_exception_line("INFO 2024-01-01"));
+        assert!(!is_exception_line("error: lowercase"));
+        assert!(!is_exception_line(""));
+    }
+
+    #[test]
+    fn every_line_lands_in_one_event() {
+        crate::parse::ray_python::assert_covers_lines(parse);
+    }
+
+    #[test]
+    fn nasty_inputs() {
+        check("", "");
+        check("\r\n\r\n", "1+1 - info - | \n2+1 - info - | \nunparsed=2\n");
+        let mut out = ParseOutput::default();
+        parse(b"caf\xe9\n\x00\xff\n  \xfe", &mut out);
+        assert_eq!(out.events.len(), 2);
+        assert_eq!(out.events[1].n_lines, 2);
+        let giant = "y".repeat(300_000);
+        let mut out = ParseOutput::default();
+        parse(giant.as_bytes(), &mut out);
+        assert!(out.events[0].message.len() < 70_000);
+    }
+
+    #[test]
+    fn runaway_indentation_is_cut_into_records() {
+        let input = format!("head\n{}", "  x\n".repeat(1500));
+        let mut out = ParseOutput::default();
+        parse(input.as_bytes(), &mut out);
+        let lines: u32 = out.events.iter().map(|e| e.n_lines).sum();
+        assert_eq!(lines, 1501);
+        assert_eq!(out.events[0].n_lines, MAX_RECORD_LINES);
+    }
 }
