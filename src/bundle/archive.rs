@@ -28,6 +28,9 @@ const GZ_INPUT_BUFFER: usize = 16 << 10;
 /// Longest symlink target read from a zip member (the target is the member's content).
 const MAX_LINK_TARGET: u64 = 4096;
 
+/// Members of any kind (files, folders, links) an archive may have per allowed entry.
+const MEMBERS_PER_ENTRY: u64 = 4;
+
 /// Links followed in a chain before giving up on it as a loop.
 const MAX_LINK_HOPS: usize = 16;
 
@@ -106,6 +109,8 @@ impl<R: Read> Read for Capped<R> {
 /// the link and its target come in.
 #[derive(Default)]
 struct Seen {
+    /// Members of any kind met so far; see [`Walker::too_many_members`].
+    members: u64,
     files: HashSet<String>,
     dirs: HashSet<String>,
     links: Vec<Link>,
@@ -202,6 +207,9 @@ impl Walker<'_> {
                 }
             };
             // Where the next header should start: the data is padded to whole 512-byte blocks.
+            if self.too_many_members(&label, &mut seen) {
+                break;
+            }
             offset = entry
                 .raw_file_position()
                 .saturating_add(entry.size())
@@ -225,7 +233,7 @@ impl Walker<'_> {
             } else if kind.is_symlink() || kind.is_hard_link() {
                 let target = entry
                     .link_name_bytes()
-                    .map(|t| t.into_owned())
+                    .map(std::borrow::Cow::into_owned)
                     .unwrap_or_default();
                 seen.links.push(Link {
                     path: rel,
@@ -268,6 +276,9 @@ impl Walker<'_> {
                         || format!("{label} member #{index}"),
                         |n| path::join(at, &path::escape(n.as_bytes())),
                     );
+                    if self.too_many_members(&label, &mut seen) {
+                        break;
+                    }
                     match archive.by_index(index) {
                         Ok(mut file) => self.zip_member(at, &mut file, depth, &mut seen),
                         Err(e) => self.diag(name, format!("unreadable zip member: {e}")),
@@ -284,6 +295,7 @@ impl Walker<'_> {
                 let mut cursor = Cursor::new(data);
                 while !self.stopped {
                     let broken = match zip::read::read_zipfile_from_stream(&mut cursor) {
+                        Ok(Some(_)) if self.too_many_members(&label, &mut seen) => break,
                         Ok(Some(mut file)) => {
                             self.zip_member(at, &mut file, depth, &mut seen);
                             None
@@ -344,6 +356,22 @@ impl Walker<'_> {
             ratio: self.limits.max_ratio,
         };
         self.member(path::join(at, &rel), mtime, Some(size), &mut capped, depth);
+    }
+
+    /// Stops an archive with far more members than the entry limit allows files. Links and
+    /// folders are never yielded, so without this an archive of millions of them (tiny once
+    /// compressed) would be walked, and remembered for the link check, without bound.
+    fn too_many_members(&mut self, label: &str, seen: &mut Seen) -> bool {
+        seen.members += 1;
+        let most = self.limits.max_entries.saturating_mul(MEMBERS_PER_ENTRY);
+        if seen.members <= most {
+            return false;
+        }
+        self.diag(
+            label,
+            format!("archive has more than {most} members, stopped"),
+        );
+        true
     }
 
     /// Normalises a member name, diagnosing names refused or made relative.

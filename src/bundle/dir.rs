@@ -51,7 +51,7 @@ pub(super) fn walk_dir(w: &mut Walker<'_>, root: &Path) -> io::Result<()> {
         } else if kind.is_symlink() {
             symlink(w, root, &child.path(), &rel);
         } else {
-            w.diag(rel, format!("is {}, skipped", special(&kind)));
+            w.diag(rel, format!("is {}, skipped", special(kind)));
         }
     }
     Ok(())
@@ -72,7 +72,7 @@ fn children(w: &mut Walker<'_>, dir: &Path, rel: &str) -> io::Result<Vec<DirEntr
             Err(e) => w.diag(rel, format!("directory listing broken: {e}")),
         }
     }
-    entries.sort_by_key(DirEntry::file_name);
+    entries.sort_by_cached_key(DirEntry::file_name);
     Ok(entries)
 }
 
@@ -130,7 +130,7 @@ fn symlink(w: &mut Walker<'_>, root: &Path, full: &Path, rel: &str) {
 }
 
 /// Names a file type that is neither file, directory nor link.
-fn special(kind: &FileType) -> &'static str {
+fn special(kind: FileType) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;

@@ -104,13 +104,20 @@ pub struct WalkSummary {
 
 /// Walks the bundle at `path` (`-` for standard input), calling `sink` for every regular
 /// file in a stable order (archive order, or sorted for directories).
+///
+/// # Errors
+///
+/// Only when the bundle cannot be opened at all (missing, unreadable); every problem inside
+/// it is a diagnostic in the summary.
 pub fn walk(
     path: &Path,
     limits: &Limits,
     sink: &mut dyn FnMut(Entry),
 ) -> Result<WalkSummary, OpenError> {
-    let mut walker = Walker::new(path, limits, sink);
-    if path == Path::new("-") {
+    let stdin = path == Path::new("-");
+    let label = if stdin { Path::new("stdin") } else { path };
+    let mut walker = Walker::new(label, limits, sink);
+    if stdin {
         let stdin = io::stdin();
         let mut lock = stdin.lock();
         walker.open_stream("stdin", &mut lock)?;
@@ -122,6 +129,10 @@ pub fn walk(
 
 /// Walks a bundle that arrives as a stream (what `walk` does for `-`), sniffing what it is
 /// from its first bytes. `name` is the path a single plain file is yielded under.
+///
+/// # Errors
+///
+/// Only when the first bytes of the stream cannot be read.
 pub fn walk_reader(
     name: &str,
     reader: &mut dyn Read,

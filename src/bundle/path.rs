@@ -7,6 +7,7 @@
 //! replaced). It does no I/O and knows nothing of containers.
 
 use std::borrow::Cow;
+use std::fmt::Write;
 
 /// Why a member name was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,7 +83,7 @@ pub(super) fn resolve_link(base: &str, target: &[u8]) -> Result<String, LinkRefu
     Ok(parts.join("/"))
 }
 
-/// The directory part of a normalised path (`a/b/c.log` -> `a/b`, `c.log` -> ``).
+/// The directory part of a normalised path: `a/b` for `a/b/c.log`, empty for `c.log`.
 pub(super) fn parent(path: &str) -> &str {
     path.rsplit_once('/').map_or("", |(dir, _)| dir)
 }
@@ -109,8 +110,13 @@ pub(super) fn escape(raw: &[u8]) -> Cow<'_, str> {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if c.is_ascii_control() => out.push_str(&format!("\\x{:02x}", u32::from(c))),
-            c if needs_escape(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            // Writing to a String cannot fail.
+            c if c.is_ascii_control() => {
+                let _ = write!(out, "\\x{:02x}", u32::from(c));
+            }
+            c if needs_escape(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
             c => out.push(c),
         }
     }

@@ -1073,6 +1073,26 @@ fn entry_count_limit() {
 }
 
 #[test]
+fn members_that_are_never_yielded_are_still_bounded() {
+    let s = Scratch::new("members");
+    let dirs: Vec<Vec<u8>> = (0..6).map(|i| format!("d{i}/").into_bytes()).collect();
+    let mut members: Vec<M<'_>> = dirs.iter().map(|d| M::Dir(d)).collect();
+    members.push(M::File(b"late.log", b"L"));
+    let p = s.write("b.tar", &tar(&members));
+    check(
+        Input::Path(&p),
+        &Limits {
+            max_entries: 1,
+            ..limits()
+        },
+        r#"
+        tar
+        ! BUNDLE: archive has more than 4 members, stopped
+    "#,
+    );
+}
+
+#[test]
 fn entry_size_limit() {
     let s = Scratch::new("size");
     let p = s.write(
