@@ -8,9 +8,18 @@
 //! `classify`). Problems with single members are diagnostics; only a bundle that cannot be
 //! opened at all is an [`OpenError`].
 
+mod archive;
+mod dir;
+mod path;
+mod sniff;
+#[cfg(test)]
+mod tests;
+
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use crate::diag::Diagnostic;
+use sniff::Magic;
 
 /// The bytes of one file of the bundle.
 pub enum Bytes {
@@ -84,20 +93,445 @@ pub struct WalkSummary {
     /// `tar.gz`, `tar`, `zip`, `directory`, `file`, `gzip`.
     pub container: String,
     pub diagnostics: Vec<Diagnostic>,
-    /// The common top-level folder, when every member shares one (it is stripped from paths).
+    /// The common top-level folder, when every yielded path has at least two components and
+    /// all share the first one. The reader reports it but never strips it: that is the
+    /// pipeline's decision.
     pub root_name: Option<String>,
+    /// How many entries were yielded, and their bytes in total.
+    pub entries: u64,
+    pub bytes: u64,
 }
 
 /// Walks the bundle at `path` (`-` for standard input), calling `sink` for every regular
 /// file in a stable order (archive order, or sorted for directories).
+///
+/// # Errors
+///
+/// Only when the bundle cannot be opened at all (missing, unreadable); every problem inside
+/// it is a diagnostic in the summary.
 pub fn walk(
     path: &Path,
     limits: &Limits,
     sink: &mut dyn FnMut(Entry),
 ) -> Result<WalkSummary, OpenError> {
-    let _ = (path, limits, sink);
-    Err(OpenError {
-        path: path.to_path_buf(),
-        reason: "not implemented".into(),
-    })
+    let stdin = path == Path::new("-");
+    let label = if stdin { Path::new("stdin") } else { path };
+    let mut walker = Walker::new(label, limits, sink);
+    if stdin {
+        let stdin = io::stdin();
+        let mut lock = stdin.lock();
+        walker.open_stream("stdin", &mut lock)?;
+    } else {
+        walker.open_path(path)?;
+    }
+    Ok(walker.finish())
+}
+
+/// Walks a bundle that arrives as a stream (what `walk` does for `-`), sniffing what it is
+/// from its first bytes. `name` is the path a single plain file is yielded under.
+///
+/// # Errors
+///
+/// Only when the first bytes of the stream cannot be read.
+pub fn walk_reader(
+    name: &str,
+    reader: &mut dyn Read,
+    limits: &Limits,
+    sink: &mut dyn FnMut(Entry),
+) -> Result<WalkSummary, OpenError> {
+    let mut walker = Walker::new(Path::new(name), limits, sink);
+    walker.open_stream(name, reader)?;
+    Ok(walker.finish())
+}
+
+/// The state of one walk: limits, counters, diagnostics and the sink. Container readers in
+/// the submodules are methods on it, so every entry from any depth passes through [`emit`].
+///
+/// [`emit`]: Walker::emit
+struct Walker<'a> {
+    limits: &'a Limits,
+    sink: &'a mut dyn FnMut(Entry),
+    summary: WalkSummary,
+    /// The bundle's own path, escaped, for problems that belong to no member.
+    label: String,
+    /// Set once a limit says to stop; every loop checks it.
+    stopped: bool,
+    root: Root,
+}
+
+/// What the yielded paths so far say about a common top-level folder.
+enum Root {
+    Unseen,
+    Common(String),
+    Mixed,
+}
+
+/// What reading one member gave.
+enum Got {
+    /// All of it.
+    Full(Vec<u8>),
+    /// What could be read before an error; the member is yielded anyway because the head of
+    /// a log is still evidence, and the caller learns that the stream broke.
+    Partial(Vec<u8>, io::Error),
+    /// Nothing: a limit refused it (already diagnosed).
+    Refused,
+}
+
+impl<'a> Walker<'a> {
+    fn new(path: &Path, limits: &'a Limits, sink: &'a mut dyn FnMut(Entry)) -> Walker<'a> {
+        Walker {
+            limits,
+            sink,
+            summary: WalkSummary::default(),
+            label: path::escape(path.as_os_str().as_encoded_bytes()).into_owned(),
+            stopped: false,
+            root: Root::Unseen,
+        }
+    }
+
+    fn finish(mut self) -> WalkSummary {
+        if let Root::Common(name) = self.root {
+            self.summary.root_name = Some(name);
+        }
+        self.summary
+    }
+
+    /// Opens a bundle given by path: a directory, or a file whose magic decides what it is.
+    fn open_path(&mut self, given: &Path) -> Result<(), OpenError> {
+        let fail = |e: io::Error| OpenError {
+            path: given.to_path_buf(),
+            reason: e.to_string(),
+        };
+        // The root may itself be a link (`/tmp/ray/session_latest`); links inside are judged
+        // against where it really is.
+        let root = std::fs::canonicalize(given).map_err(fail)?;
+        let meta = std::fs::metadata(&root).map_err(fail)?;
+        if meta.is_dir() {
+            self.summary.container = "directory".into();
+            return dir::walk_dir(self, &root).map_err(fail);
+        }
+        let name = given.file_name().or_else(|| root.file_name()).map_or_else(
+            || "bundle".to_owned(),
+            |n| path::escape(n.as_encoded_bytes()).into_owned(),
+        );
+        let mut file = std::fs::File::open(&root).map_err(fail)?;
+        if !meta.is_file() {
+            // A FIFO or character device, as `raysift analyze <(kubectl logs ...)` gives:
+            // read it as a stream, like standard input.
+            return self.open_stream(&name, &mut file);
+        }
+        let mtime = dir::mtime(&meta);
+        let bytes = dir::map_file(&file, meta.len(), self.read_cap()).map_err(fail)?;
+        match sniff::sniff(&bytes) {
+            Magic::Other => {
+                self.summary.container = "file".into();
+                self.emit(name, mtime, bytes);
+            }
+            magic => {
+                let container = self.open_archive_bytes(None, &name, mtime, magic, &bytes, 0);
+                self.summary.container = container.into();
+            }
+        }
+        Ok(())
+    }
+
+    /// Opens a bundle that arrives as a stream. A tar or gzip stream is read as it comes; a
+    /// zip needs its central directory at the end, so it is read into memory first.
+    fn open_stream(&mut self, name: &str, reader: &mut dyn Read) -> Result<(), OpenError> {
+        let head = archive::read_head(reader).map_err(|e| OpenError {
+            path: PathBuf::from(name),
+            reason: e.to_string(),
+        })?;
+        let magic = sniff::sniff(&head);
+        let mut stream = io::Cursor::new(head).chain(reader);
+        let name = name.to_owned();
+        match magic {
+            Magic::Gzip => {
+                let container = match self.gzip(None, &name, None, &mut stream, 0) {
+                    archive::Gz::Tar => "tar.gz",
+                    archive::Gz::Single | archive::Gz::Broken => "gzip",
+                };
+                self.summary.container = container.into();
+            }
+            Magic::Tar => {
+                self.summary.container = "tar".into();
+                self.tar(None, &mut stream, 0);
+            }
+            Magic::Zip => {
+                self.summary.container = "zip".into();
+                let cap = self.limits.max_total_bytes;
+                let mut data = Vec::new();
+                let read = (&mut stream)
+                    .take(cap.saturating_add(1))
+                    .read_to_end(&mut data);
+                if let Err(e) = read {
+                    self.diag(
+                        self.label.clone(),
+                        format!("zip stream unreadable after {} bytes: {e}", data.len()),
+                    );
+                } else if data.len() as u64 > cap {
+                    self.diag(
+                        self.label.clone(),
+                        format!("zip stream is larger than the total size limit of {cap} bytes, not read"),
+                    );
+                    return Ok(());
+                }
+                self.zip(None, &data, 0);
+            }
+            Magic::Other => {
+                self.summary.container = "file".into();
+                self.plain(name, None, None, &mut stream);
+            }
+        }
+        Ok(())
+    }
+
+    /// Opens an archive held in memory (a mapped file, or a zip read from a stream) and
+    /// returns the container name. `at` is the archive's own path when it is nested.
+    fn open_archive_bytes(
+        &mut self,
+        at: Option<&str>,
+        name: &str,
+        mtime: Option<i64>,
+        magic: Magic,
+        data: &[u8],
+        depth: u32,
+    ) -> &'static str {
+        let mut reader = data;
+        match magic {
+            Magic::Gzip => match self.gzip(at, name, mtime, &mut reader, depth) {
+                archive::Gz::Tar => "tar.gz",
+                archive::Gz::Single | archive::Gz::Broken => "gzip",
+            },
+            Magic::Tar => {
+                self.tar(at, &mut reader, depth);
+                "tar"
+            }
+            Magic::Zip => {
+                self.zip(at, data, depth);
+                "zip"
+            }
+            Magic::Other => "file",
+        }
+    }
+
+    /// Reads one member: opens it as a nested archive when both its name and its magic say
+    /// so, else reads it as a plain file. `exact` is the size its header declares. Returns
+    /// true when the underlying stream broke, so a tar reader knows to stop.
+    fn member(
+        &mut self,
+        path: String,
+        mtime: Option<i64>,
+        exact: Option<u64>,
+        reader: &mut dyn Read,
+        depth: u32,
+    ) -> bool {
+        if self.stopped {
+            return false;
+        }
+        if !sniff::archive_name(&path) {
+            return self.plain(path, mtime, exact, reader);
+        }
+        let head = match archive::read_head(reader) {
+            Ok(head) => head,
+            Err(e) => {
+                self.diag(path, format!("unreadable: {e}"));
+                return true;
+            }
+        };
+        let magic = sniff::sniff(&head);
+        let mut stream = io::Cursor::new(head).chain(reader);
+        if magic == Magic::Other {
+            return self.plain(path, mtime, exact, &mut stream);
+        }
+        if depth >= self.limits.max_depth {
+            self.diag(
+                path,
+                format!(
+                    "nested archive is deeper than the depth limit of {}, skipped",
+                    self.limits.max_depth
+                ),
+            );
+            return false;
+        }
+        match magic {
+            Magic::Gzip => {
+                self.gzip(Some(&path), &path, mtime, &mut stream, depth + 1);
+            }
+            Magic::Tar => self.tar(Some(&path), &mut stream, depth + 1),
+            Magic::Zip | Magic::Other => match self.read_limited(&path, exact, &mut stream) {
+                Got::Full(data) => self.zip(Some(&path), &data, depth + 1),
+                Got::Partial(_, e) => {
+                    self.diag(path, format!("nested zip unreadable: {e}"));
+                    return true;
+                }
+                Got::Refused => {}
+            },
+        }
+        false
+    }
+
+    /// Reads a plain member into memory and yields it. Returns true when reading failed part
+    /// way (the part read is still yielded).
+    fn plain(
+        &mut self,
+        path: String,
+        mtime: Option<i64>,
+        exact: Option<u64>,
+        reader: &mut dyn Read,
+    ) -> bool {
+        match self.read_limited(&path, exact, reader) {
+            Got::Full(data) => {
+                let got = data.len() as u64;
+                match exact {
+                    Some(want) if got < want => {
+                        self.diag(
+                            path.clone(),
+                            format!("truncated: only {got} of {want} bytes could be read, the part read is kept"),
+                        );
+                        self.emit(path, mtime, Bytes::Owned(data));
+                        true
+                    }
+                    _ => {
+                        self.emit(path, mtime, Bytes::Owned(data));
+                        false
+                    }
+                }
+            }
+            Got::Partial(data, e) => {
+                self.diag(
+                    path.clone(),
+                    format!(
+                        "reading stopped after {} bytes, the part read is kept: {e}",
+                        data.len()
+                    ),
+                );
+                self.emit(path, mtime, Bytes::Owned(data));
+                true
+            }
+            Got::Refused => false,
+        }
+    }
+
+    /// Reads a member, never more than the entry and total limits allow plus one byte (so
+    /// that a header that lies about the size cannot make us allocate without bound).
+    fn read_limited(&mut self, path: &str, exact: Option<u64>, reader: &mut dyn Read) -> Got {
+        if !self.admit(path, exact) {
+            return Got::Refused;
+        }
+        let cap = self.read_cap();
+        // Trust the declared size only so far: a hostile header could claim terabytes.
+        let hint = exact.unwrap_or(0).min(cap).min(64 << 20);
+        let mut data = Vec::with_capacity(usize::try_from(hint).unwrap_or(0));
+        let result = reader.take(cap.saturating_add(1)).read_to_end(&mut data);
+        if data.len() as u64 > cap {
+            // Whichever limit made the cap decides what happens.
+            let size = self.limits.max_entry_bytes;
+            if cap == size {
+                self.diag(
+                    path,
+                    format!("larger than the entry size limit of {size} bytes, skipped"),
+                );
+            } else {
+                self.stop(
+                    path,
+                    format!(
+                        "total size limit of {} bytes reached, stopped before this file",
+                        self.limits.max_total_bytes
+                    ),
+                );
+            }
+            return Got::Refused;
+        }
+        match result {
+            Ok(_) => Got::Full(data),
+            Err(e) => Got::Partial(data, e),
+        }
+    }
+
+    /// How many bytes one more entry may have: the entry limit, or what the total allows.
+    fn read_cap(&self) -> u64 {
+        let left = self
+            .limits
+            .max_total_bytes
+            .saturating_sub(self.summary.bytes);
+        self.limits.max_entry_bytes.min(left)
+    }
+
+    /// Checks the limits before an entry of `len` bytes (when known) is read or yielded.
+    /// Diagnoses and returns false when it must not be.
+    fn admit(&mut self, path: &str, len: Option<u64>) -> bool {
+        if self.stopped {
+            return false;
+        }
+        let limits = self.limits;
+        if self.summary.entries >= limits.max_entries {
+            self.stop(
+                path,
+                format!(
+                    "entry count limit of {} reached, stopped before this file",
+                    limits.max_entries
+                ),
+            );
+            return false;
+        }
+        let Some(len) = len else { return true };
+        if len > limits.max_entry_bytes {
+            self.diag(
+                path,
+                format!(
+                    "larger than the entry size limit of {} bytes ({len} bytes), skipped",
+                    limits.max_entry_bytes
+                ),
+            );
+            return false;
+        }
+        if self.summary.bytes.saturating_add(len) > limits.max_total_bytes {
+            self.stop(
+                path,
+                format!(
+                    "total size limit of {} bytes reached, stopped before this file",
+                    limits.max_total_bytes
+                ),
+            );
+            return false;
+        }
+        true
+    }
+
+    /// Yields one entry to the sink, if the limits allow it.
+    fn emit(&mut self, path: String, mtime: Option<i64>, bytes: Bytes) {
+        if !self.admit(&path, Some(bytes.len() as u64)) {
+            return;
+        }
+        self.summary.entries += 1;
+        self.summary.bytes += bytes.len() as u64;
+        self.note_root(&path);
+        (self.sink)(Entry { path, mtime, bytes });
+    }
+
+    fn note_root(&mut self, path: &str) {
+        let first = path.split_once('/').map(|(first, _)| first);
+        self.root = match (std::mem::replace(&mut self.root, Root::Mixed), first) {
+            (Root::Unseen, Some(first)) => Root::Common(first.to_owned()),
+            (Root::Common(name), Some(first)) if name == first => Root::Common(name),
+            _ => Root::Mixed,
+        };
+    }
+
+    fn stop(&mut self, file: &str, problem: String) {
+        self.stopped = true;
+        self.diag(file, problem);
+    }
+
+    fn diag(&mut self, file: impl Into<String>, problem: impl Into<String>) {
+        self.summary
+            .diagnostics
+            .push(Diagnostic::for_file(file, problem));
+    }
+
+    /// The name problems of a whole (possibly nested) archive are filed under.
+    fn label_of(&self, at: Option<&str>) -> String {
+        at.map_or_else(|| self.label.clone(), str::to_owned)
+    }
 }

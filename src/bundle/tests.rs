@@ -1,0 +1,1293 @@
+//! Tests of the bundle reader. Every container is built here, in memory or in a scratch
+//! folder under the system temp dir, so the tests need no fixtures and leave nothing behind.
+
+// Test setup (writing scratch files, building archives) has nothing to recover from.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use std::fs;
+use std::io::{Cursor, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Instant;
+
+use flate2::write::GzEncoder;
+use flate2::Compression;
+use tar::EntryType;
+
+use super::*;
+
+/// 2023-11-14T22:13:20Z, the mtime every built member carries.
+const MTIME: u64 = 1_700_000_000;
+
+// ---------------------------------------------------------------------------------------
+// The one check, and what it renders.
+
+/// What to walk: a path on disk, or bytes arriving as a stream (as standard input does).
+enum Input<'a> {
+    Path(&'a Path),
+    Stream(&'a [u8]),
+}
+
+/// Walks `input` and collects the summary and entries.
+fn run(input: &Input<'_>, limits: &Limits) -> (Result<WalkSummary, OpenError>, Vec<Entry>) {
+    let mut entries = Vec::new();
+    let mut sink = |e: Entry| entries.push(e);
+    let result = match input {
+        Input::Path(path) => walk(path, limits, &mut sink),
+        Input::Stream(bytes) => walk_reader("stdin", &mut Cursor::new(*bytes), limits, &mut sink),
+    };
+    (result, entries)
+}
+
+/// One line for the container, one per entry (`path = content`, content shown when short
+/// text, else as a length; `(mapped)` when memory-mapped), one per diagnostic (`! file:
+/// problem`). The bundle's own path is shown as `BUNDLE`.
+fn render(input: &Input<'_>, limits: &Limits) -> String {
+    let (result, entries) = run(input, limits);
+    let mut out = Vec::new();
+    match result {
+        Ok(summary) => {
+            out.push(summary.container.clone());
+            for e in &entries {
+                let text = match std::str::from_utf8(&e.bytes) {
+                    Ok(s) if s.len() <= 40 && !s.contains(|c: char| c.is_control()) => {
+                        format!("{s:?}")
+                    }
+                    _ => format!("<{} bytes>", e.bytes.len()),
+                };
+                let mapped = if matches!(e.bytes, Bytes::Mapped(_)) {
+                    " (mapped)"
+                } else {
+                    ""
+                };
+                out.push(format!("{} = {text}{mapped}", e.path));
+            }
+            for d in &summary.diagnostics {
+                out.push(format!("! {}: {}", d.file, d.problem));
+            }
+        }
+        Err(e) => out.push(format!("error: {e}")),
+    }
+    let mut got = out.join("\n");
+    if let Input::Path(path) = input {
+        got = got.replace(&path.display().to_string(), "BUNDLE");
+    }
+    got
+}
+
+#[track_caller]
+fn check(input: Input<'_>, limits: &Limits, expect: &str) {
+    let expect: Vec<&str> = expect
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert_eq!(render(&input, limits), expect.join("\n"));
+}
+
+// ---------------------------------------------------------------------------------------
+// Builders.
+
+/// A scratch folder, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("raysift-bundle-{name}-{}-{n}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.0.join(rel)
+    }
+
+    fn write(&self, rel: &str, data: &[u8]) -> PathBuf {
+        let path = self.path(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, data).unwrap();
+        path
+    }
+
+    #[cfg(unix)]
+    fn symlink(&self, rel: &str, target: &str) {
+        let path = self.path(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(target, path).unwrap();
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// One member of a built archive. Names are raw bytes so hostile ones can be written.
+enum M<'a> {
+    File(&'a [u8], &'a [u8]),
+    Dir(&'a [u8]),
+    Symlink(&'a [u8], &'a [u8]),
+    Hard(&'a [u8], &'a [u8]),
+    Fifo(&'a [u8]),
+}
+
+/// A ustar header written field by field, so that `..` and absolute names (which the tar
+/// crate's builder refuses) can be stored.
+fn header(name: &[u8], kind: EntryType, size: u64, link: &[u8]) -> tar::Header {
+    let mut h = tar::Header::new_ustar();
+    h.as_old_mut().name[..name.len()].copy_from_slice(name);
+    h.as_old_mut().linkname[..link.len()].copy_from_slice(link);
+    h.set_size(size);
+    h.set_mode(0o644);
+    h.set_mtime(MTIME);
+    h.set_entry_type(kind);
+    h.set_cksum();
+    h
+}
+
+fn tar(members: &[M<'_>]) -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    for m in members {
+        let (h, data): (_, &[u8]) = match *m {
+            M::File(name, data) => (
+                header(name, EntryType::Regular, data.len() as u64, b""),
+                data,
+            ),
+            M::Dir(name) => (header(name, EntryType::Directory, 0, b""), b""),
+            M::Symlink(name, to) => (header(name, EntryType::Symlink, 0, to), b""),
+            M::Hard(name, to) => (header(name, EntryType::Link, 0, to), b""),
+            M::Fifo(name) => (header(name, EntryType::Fifo, 0, b""), b""),
+        };
+        b.append(&h, data).unwrap();
+    }
+    b.into_inner().unwrap()
+}
+
+fn gz(data: &[u8]) -> Vec<u8> {
+    let mut e = GzEncoder::new(Vec::new(), Compression::default());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+fn zip(members: &[M<'_>]) -> Vec<u8> {
+    use zip::write::SimpleFileOptions;
+    let when = zip::DateTime::from_date_and_time(2023, 11, 14, 22, 13, 20).unwrap();
+    let opts = SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .last_modified_time(when);
+    let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    for m in members {
+        match *m {
+            M::File(name, data) => {
+                w.start_file(String::from_utf8_lossy(name), opts).unwrap();
+                w.write_all(data).unwrap();
+            }
+            M::Dir(name) => w
+                .add_directory(String::from_utf8_lossy(name), opts)
+                .unwrap(),
+            M::Symlink(name, to) => w
+                .add_symlink(
+                    String::from_utf8_lossy(name),
+                    String::from_utf8_lossy(to),
+                    opts,
+                )
+                .unwrap(),
+            M::Hard(..) | M::Fifo(_) => unreachable!("zip has no such members"),
+        }
+    }
+    w.finish().unwrap().into_inner()
+}
+
+/// Text that compresses about as badly as real logs with ids in them, so that cutting a
+/// compressed archive in half lands in its middle.
+fn noise(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+    (0..len)
+        .map(|i| {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            if i % 80 == 79 {
+                b'\n'
+            } else {
+                b'a' + ((x >> 33) % 26) as u8
+            }
+        })
+        .collect()
+}
+
+fn limits() -> Limits {
+    Limits::DEFAULT
+}
+
+// ---------------------------------------------------------------------------------------
+// Containers.
+
+#[test]
+fn tar_gz() {
+    let s = Scratch::new("targz");
+    let data = gz(&tar(&[
+        M::Dir(b"bundle/"),
+        M::File(b"bundle/head/raylet.out", b"raylet line"),
+        M::File(b"./bundle/operator.log", b"op"),
+        M::File(b"bundle/empty.log", b""),
+    ]));
+    let p = s.write("b.tar.gz", &data);
+    check(
+        Input::Path(&p),
+        &limits(),
+        r#"
+        tar.gz
+        bundle/head/raylet.out = "raylet line"
+        bundle/operator.log = "op"
+        bundle/empty.log = ""
+    "#,
+    );
+}
+
+#[test]
+fn plain_tar() {
+    let s = Scratch::new("tar");
+    let p = s.write(
+        "b.tar",
+        &tar(&[M::File(b"a.log", b"A"), M::File(b"d/b.log", b"B")]),
+    );
+    check(
+        Input::Path(&p),
+        &limits(),
+        r#"
+        tar
+        a.log = "A"
+        d/b.log = "B"
+    "#,
+    );
+}
+
+#[test]
+fn zip_archive() {
+    let s = Scratch::new("zip");
+    let p = s.write(
+        "b.zip",
+        &zip(&[
+            M::Dir(b"bundle/"),
+            M::File(b"bundle/dashboard.log", b"dash"),
+            M::File(b"bundle/serve/controller.log", b"ctl"),
+        ]),
+    );
+    check(
+        Input::Path(&p),
+        &limits(),
+        r#"
+        zip
+        bundle/dashboard.log = "dash"
+        bundle/serve/controller.log = "ctl"
+    "#,
+    );
+}
+
+#[test]
+fn container_decided_by_magic_not_extension() {
+    let s = Scratch::new("magic");
+    let p = s.write("really-a-zip.tar.gz", &zip(&[M::File(b"x.log", b"X")]));
+    check(
+        Input::Path(&p),
+        &limits(),
+        r#"
+        zip
+        x.log = "X"
+    "#,
+    );
+    let p = s.write("really-a-tar.zip", &tar(&[M::File(b"y.log", b"Y")]));
+    check(
+        Input::Path(&p),
+        &limits(),
+        r#"
+        tar
+        y.log = "Y"
+    "#,
+    );
+}
+
+#[test]
+fn single_plain_file_is_mapped() {
+    let s = Scratch::new("single");
+    let p = s.write("operator.log", b"2024-01-01T00:00:00Z INFO hi");
+    check(
+        Input::Path(&p),
+        &limits(),
+        r#"
+        file
+        operator.log = "2024-01-01T00:00:00Z INFO hi" (mapped)
+    "#,
+    );
+    let p = s.write("empty.log", b"");
+    check(
+        Input::Path(&p),
+        &limits(),
+        r#"
+        file
+        empty.log = ""
+    "#,
+    );
+}
+
+#[test]
+fn single_gzip_file() {
+    let s = Scratch::new("gz");
+    let p = s.write("operator.log.gz", &gz(b"decompressed"));
+    check(
+        Input::Path(&p),
+        &limits(),
+        r#"
+        gzip
+        operator.log = "decompressed"
+    "#,
+    );
+}
+
+#[test]
+fn multi_member_gzip() {
+    let s = Scratch::new("multigz");
+    let mut data = gz(b"first ");
+    data.extend(gz(b"second"));
+    let p = s.write("raylet.out.gz", &data);
+    check(
+        Input::Path(&p),
+        &limits(),
+        r#"
+        gzip
+        raylet.out = "first second"
+    "#,
+    );
+}
+
+#[test]
+fn directory_sorted_and_mapped() {
+    let s = Scratch::new("dir");
+    s.write("b/z.log", b"Z");
+    s.write("b/a.log", b"A");
+    s.write("a.log", b"top");
+    s.write("b/sub/empty", b"");
+    fs::create_dir_all(s.path("c/empty-dir")).unwrap();
+    check(
+        Input::Path(&s.0),
+        &limits(),
+        r#"
+        directory
+        a.log = "top" (mapped)
+        b/a.log = "A" (mapped)
+        b/sub/empty = ""
+        b/z.log = "Z" (mapped)
+    "#,
+    );
+}
+
+#[test]
+fn empty_directory() {
+    let s = Scratch::new("emptydir");
+    check(Input::Path(&s.0), &limits(), "directory");
+}
+
+#[test]
+fn missing_bundle_is_an_open_error() {
+    let s = Scratch::new("missing");
+    let p = s.path("nope.tar.gz");
+    check(
+        Input::Path(&p),
+        &limits(),
+        "error: cannot open bundle BUNDLE: No such file or directory (os error 2)",
+    );
+}
+
+#[test]
+fn stream_input_sniffed() {
+    let data = gz(&tar(&[M::File(b"a.log", b"A")]));
+    check(
+        Input::Stream(&data),
+        &limits(),
+        r#"
+        tar.gz
+        a.log = "A"
+    "#,
+    );
+    let data = tar(&[M::File(b"a.log", b"A")]);
+    check(
+        Input::Stream(&data),
+        &limits(),
+        r#"
+        tar
+        a.log = "A"
+    "#,
+    );
+    let data = zip(&[M::File(b"a.log", b"A")]);
+    check(
+        Input::Stream(&data),
+        &limits(),
+        r#"
+        zip
+        a.log = "A"
+    "#,
+    );
+    check(
+        Input::Stream(&gz(b"plain")),
+        &limits(),
+        r#"
+        gzip
+        stdin = "plain"
+    "#,
+    );
+    check(
+        Input::Stream(b"just a log line\n"),
+        &limits(),
+        r#"
+        file
+        stdin = <16 bytes>
+    "#,
+    );
+    check(
+        Input::Stream(b""),
+        &limits(),
+        r#"
+        file
+        stdin = ""
+    "#,
+    );
+}
+
+#[test]
+fn stream_input_binary_garbage() {
+    let garbage: Vec<u8> = (0..=255u8).cycle().take(3000).collect();
+    check(
+        Input::Stream(&garbage),
+        &limits(),
+        r#"
+        file
+        stdin = <3000 bytes>
+    "#,
+    );
+}
+
+#[test]
+fn mtimes_recorded() {
+    let s = Scratch::new("mtime");
+    let member = [M::File(b"a.log", b"A")];
+    for (name, data) in [("a.tar.gz", gz(&tar(&member))), ("a.zip", zip(&member))] {
+        let p = s.write(name, &data);
+        let (_, entries) = run(&Input::Path(&p), &limits());
+        let times: Vec<_> = entries.iter().map(|e| e.mtime).collect();
+        assert_eq!(times, [Some(MTIME as i64)], "{name}");
+    }
+    let p = s.write("plain.log", b"x");
+    let (_, entries) = run(&Input::Path(&p), &limits());
+    assert!(entries[0].mtime.is_some_and(|t| t > MTIME as i64));
+}
+
+// ---------------------------------------------------------------------------------------
+// Nesting.
+
+#[test]
+fn nested_tar_gz_in_tar_gz() {
+    let s = Scratch::new("nested");
+    let inner = gz(&tar(&[M::File(b"logs/raylet.out", b"inner raylet")]));
+    let outer = gz(&tar(&[
+        M::File(b"bundle/head/a.log", b"A"),
+        M::File(b"bundle/head/logs.tar.gz", &inner),
+        M::File(b"bundle/head/z.log", b"Z"),
+    ]));
+    let p = s.write("b.tgz", &outer);
+    check(
+        Input::Path(&p),
+        &limits(),
+        r#"
+        tar.gz
+        bundle/head/a.log = "A"
+        bundle/head/logs.tar.gz/logs/raylet.out = "inner raylet"
+        bundle/head/z.log = "Z"
+    "#,
+    );
+}
+
+#[test]
+fn nested_zip_in_tar() {
+    let s = Scratch::new("zipintar");
+    let inner = zip(&[M::File(b"serve/replica.log", b"rep")]);
+    let p = s.write(
+        "b.tar",
+        &tar(&[M::File(b"pod/session.zip", &inner), M::File(b"pod/x", b"X")]),
+    );
+    check(
+        Input::Path(&p),
+        &limits(),
+        r#"
+        tar
+        pod/session.zip/serve/replica.log = "rep"
+        pod/x = "X"
+    "#,
+    );
+}
+
+#[test]
+fn gz_member_decompressed_with_suffix_dropped() {
+    let s = Scratch::new("gzmember");
+    let p = s.write(
+        "b.tar",
+        &tar(&[M::File(b"logs/raylet.out.gz", &gz(b"raylet"))]),
+    );
+    check(
+        Input::Path(&p),
+        &limits(),
+        r#"
+        tar
+        logs/raylet.out = "raylet"
+    "#,
+    );
+}
+
+#[test]
+fn archive_magic_needs_archive_name_and_vice_versa() {
+    let s = Scratch::new("names");
+    let jar = zip(&[M::File(b"A.class", b"x")]);
+    let p = s.write(
+        "b.tar",
+        &tar(&[
+            M::File(b"lib/app.jar", &jar),
+            M::File(b"fake.gz", b"not gzip"),
+        ]),
+    );
+    check(
+        Input::Path(&p),
+        &limits(),
+        r#"
+        tar
+        lib/app.jar = <115 bytes>
+        fake.gz = "not gzip"
+    "#,
+    );
+}
+
+#[test]
+fn nested_archives_in_directory() {
+    let s = Scratch::new("dirnested");
+    s.write(
+        "head/logs.tar.gz",
+        &gz(&tar(&[M::File(b"raylet.out", b"R")])),
+    );
+    s.write("head/old.log.gz", &gz(b"rotated"));
+    s.write("head/x.zip", &zip(&[M::File(b"y", b"Y")]));
+    check(
+        Input::Path(&s.0),
+        &limits(),
+        r#"
+        directory
+        head/logs.tar.gz/raylet.out = "R"
+        head/old.log = "rotated"
+        head/x.zip/y = "Y"
+    "#,
+    );
+}
+
+#[test]
+fn depth_limit() {
+    let s = Scratch::new("depth");
+    let deepest = gz(&tar(&[M::File(b"deep.log", b"D")]));
+    let middle = gz(&tar(&[
+        M::File(b"m.log", b"M"),
+        M::File(b"deeper.tar.gz", &deepest),
+    ]));
+    let outer = gz(&tar(&[
+        M::File(b"o.log", b"O"),
+        M::File(b"middle.tar.gz", &middle),
+    ]));
+    let p = s.write("b.tar.gz", &outer);
+    let one = Limits {
+        max_depth: 1,
+        ..limits()
+    };
+    check(
+        Input::Path(&p),
+        &one,
+        r#"
+        tar.gz
+        o.log = "O"
+        middle.tar.gz/m.log = "M"
+        ! middle.tar.gz/deeper.tar.gz: nested archive is deeper than the depth limit of 1, skipped
+    "#,
+    );
+    let zero = Limits {
+        max_depth: 0,
+        ..limits()
+    };
+    check(
+        Input::Path(&p),
+        &zero,
+        r#"
+        tar.gz
+        o.log = "O"
+        ! middle.tar.gz: nested archive is deeper than the depth limit of 0, skipped
+    "#,
+    );
+    check(
+        Input::Path(&p),
+        &limits(),
+        r#"
+        tar.gz
+        o.log = "O"
+        middle.tar.gz/m.log = "M"
+        middle.tar.gz/deeper.tar.gz/deep.log = "D"
+    "#,
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Links and hostile paths.
+
+#[test]
+fn tar_links_to_members_are_duplicates() {
+    let s = Scratch::new("links");
+    // The troubleshoot layout: `all-logs/` links come before the files they point at.
+    let p = s.write(
+        "b.tar.gz",
+        &gz(&tar(&[
+            M::Symlink(
+                b"sb/all-logs/head/ray-head.log",
+                b"../../cluster-resources/pods/logs/default/head/ray-head.log",
+            ),
+            M::Symlink(b"sb/all-logs/dir", b"../cluster-resources"),
+            M::File(
+                b"sb/cluster-resources/pods/logs/default/head/ray-head.log",
+                b"head log",
+            ),
+            M::Hard(
+                b"sb/hard.log",
+                b"sb/cluster-resources/pods/logs/default/head/ray-head.log",
+            ),
+            M::Symlink(b"sb/chain.log", b"all-logs/head/ray-head.log"),
+        ])),
+    );
+    check(
+        Input::Path(&p),
+        &limits(),
+        r#"
+        tar.gz
+        sb/cluster-resources/pods/logs/default/head/ray-head.log = "head log"
+    "#,
+    );
+}
+
+#[test]
+fn tar_links_outside_or_missing() {
+    let s = Scratch::new("badlinks");
+    let p = s.write(
+        "b.tar",
+        &tar(&[
+            M::File(b"sb/a.log", b"A"),
+            M::Symlink(b"sb/up.log", b"../../x.log"),
+            M::Symlink(b"sb/abs.log", b"/etc/passwd"),
+            M::Symlink(b"sb/gone.log", b"nowhere.log"),
+            M::Hard(b"sb/hard-gone.log", b"sb/missing.log"),
+            M::Symlink(b"sb/loop1", b"loop2"),
+            M::Symlink(b"sb/loop2", b"loop1"),
+        ]),
+    );
+    check(
+        Input::Path(&p),
+        &limits(),
+        r#"
+        tar
+        sb/a.log = "A"
+        ! sb/up.log: symlink target ../../x.log is outside the bundle, skipped
+        ! sb/abs.log: symlink target /etc/passwd is absolute, skipped
+        ! sb/gone.log: symlink target nowhere.log is missing from the archive, skipped
+        ! sb/hard-gone.log: hard link target sb/missing.log is missing from the archive, skipped
+        ! sb/loop1: symlink target loop2 is part of a link loop, skipped
+        ! sb/loop2: symlink target loop1 is part of a link loop, skipped
+    "#,
+    );
+}
+
+#[test]
+fn zip_symlinks() {
+    let s = Scratch::new("ziplinks");
+    let p = s.write(
+        "b.zip",
+        &zip(&[
+            M::File(b"real.log", b"R"),
+            M::Symlink(b"dup.log", b"real.log"),
+            M::Symlink(b"out.log", b"../out.log"),
+        ]),
+    );
+    check(
+        Input::Path(&p),
+        &limits(),
+        r#"
+        zip
+        real.log = "R"
+        ! out.log: symlink target ../out.log is outside the bundle, skipped
+    "#,
+    );
+}
+
+#[test]
+fn dot_dot_and_absolute_members() {
+    let s = Scratch::new("hostile");
+    let p = s.write(
+        "b.tar",
+        &tar(&[
+            M::File(b"../escape.log", b"E"),
+            M::File(b"a/../../b.log", b"E"),
+            M::File(b"/abs/one.log", b"1"),
+            M::File(b"/abs/two.log", b"2"),
+            M::File(b"ok.log", b"ok"),
+        ]),
+    );
+    check(
+        Input::Path(&p),
+        &limits(),
+        r#"
+        tar
+        abs/one.log = "1"
+        abs/two.log = "2"
+        ok.log = "ok"
+        ! ../escape.log: member path contains `..` and could lead outside the bundle, skipped
+        ! a/../../b.log: member path contains `..` and could lead outside the bundle, skipped
+        ! abs/one.log: absolute member path made relative
+    "#,
+    );
+}
+
+#[test]
+fn control_characters_in_names_escaped() {
+    let s = Scratch::new("ctrl");
+    let p = s.write(
+        "b.tar",
+        &tar(&[
+            M::File(b"evil\n! fake: diagnostic.log", b"x"),
+            M::File(b"\x1b[31mred.log", b"y"),
+            M::File(b"bad\xffutf8.log", b"z"),
+        ]),
+    );
+    check(
+        Input::Path(&p),
+        &limits(),
+        r#"
+        tar
+        evil\n! fake: diagnostic.log = "x"
+        \x1b[31mred.log = "y"
+        bad�utf8.log = "z"
+    "#,
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn control_characters_in_directory_names_escaped() {
+    let s = Scratch::new("ctrldir");
+    s.write("new\nline.log", b"n");
+    s.write("tab\there.log", b"t");
+    check(
+        Input::Path(&s.0),
+        &limits(),
+        r#"
+        directory
+        new\nline.log = "n" (mapped)
+        tab\there.log = "t" (mapped)
+    "#,
+    );
+}
+
+#[test]
+fn tar_special_members() {
+    let s = Scratch::new("tarfifo");
+    let p = s.write("b.tar", &tar(&[M::Fifo(b"pipe"), M::File(b"a", b"A")]));
+    check(
+        Input::Path(&p),
+        &limits(),
+        r#"
+        tar
+        a = "A"
+        ! pipe: is a FIFO, skipped
+    "#,
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn directory_symlinks() {
+    let s = Scratch::new("dirlinks");
+    let outside = Scratch::new("dirlinks-outside");
+    outside.write("secret.log", b"S");
+    s.write("bundle/real/ray-head.log", b"H");
+    s.symlink("bundle/all-logs/ray-head.log", "../real/ray-head.log");
+    s.symlink("bundle/linked-dir", "real");
+    s.symlink(
+        "bundle/out.log",
+        &outside.path("secret.log").display().to_string(),
+    );
+    s.symlink("bundle/out-dir", &outside.0.display().to_string());
+    s.symlink("bundle/dangling.log", "nowhere.log");
+    let root = s.path("bundle");
+    let got =
+        render(&Input::Path(&root), &limits()).replace(&outside.0.display().to_string(), "OUTSIDE");
+    let expect = [
+        "directory",
+        r#"real/ray-head.log = "H" (mapped)"#,
+        "! dangling.log: symlink target nowhere.log cannot be resolved (No such file or directory (os error 2)), skipped",
+        "! out-dir: symlink target OUTSIDE is outside the bundle, skipped",
+        "! out.log: symlink target OUTSIDE/secret.log is outside the bundle, skipped",
+    ];
+    assert_eq!(got, expect.join("\n"));
+}
+
+#[cfg(unix)]
+#[test]
+fn root_may_be_a_symlink() {
+    let s = Scratch::new("rootlink");
+    s.write("session_2024-01-01_00-00-00_000000_1/logs/raylet.out", b"R");
+    s.symlink("session_latest", "session_2024-01-01_00-00-00_000000_1");
+    s.symlink(
+        "session_2024-01-01_00-00-00_000000_1/logs/latest.out",
+        "raylet.out",
+    );
+    check(
+        Input::Path(&s.path("session_latest")),
+        &limits(),
+        r#"
+        directory
+        logs/raylet.out = "R" (mapped)
+    "#,
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn fifo_in_directory_does_not_block() {
+    let s = Scratch::new("fifo");
+    s.write("a.log", b"A");
+    let made = std::process::Command::new("mkfifo")
+        .arg(s.path("pipe"))
+        .status();
+    if !made.is_ok_and(|st| st.success()) {
+        return; // No mkfifo here: nothing to check.
+    }
+    let start = Instant::now();
+    check(
+        Input::Path(&s.0),
+        &limits(),
+        r#"
+        directory
+        a.log = "A" (mapped)
+        ! pipe: is a FIFO, skipped
+    "#,
+    );
+    assert!(start.elapsed().as_secs() < 2);
+}
+
+#[cfg(unix)]
+#[test]
+fn unreadable_file_is_a_diagnostic() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new("unreadable");
+    s.write("a.log", b"A");
+    let p = s.write("secret.log", b"S");
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o000)).unwrap();
+    if fs::File::open(&p).is_ok() {
+        return; // Running as root: permissions do not apply.
+    }
+    check(
+        Input::Path(&s.0),
+        &limits(),
+        r#"
+        directory
+        a.log = "A" (mapped)
+        ! secret.log: unreadable: Permission denied (os error 13)
+    "#,
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Corruption.
+
+#[test]
+fn truncated_tar_gz_yields_early_members() {
+    let s = Scratch::new("trunc");
+    let (a, b, c, d) = (
+        noise(20_000, 1),
+        noise(20_000, 2),
+        noise(20_000, 3),
+        noise(20_000, 4),
+    );
+    let full = gz(&tar(&[
+        M::File(b"a.log", &a),
+        M::File(b"b.log", &b),
+        M::File(b"c.log", &c),
+        M::File(b"d.log", &d),
+    ]));
+    // Random letters compress to about 60%, so three quarters of the stream hold a, b and
+    // part of c.
+    let p = s.write("b.tar.gz", &full[..full.len() * 3 / 4]);
+    let (result, entries) = run(&Input::Path(&p), &limits());
+    let summary = result.unwrap();
+    assert_eq!(entries[0].path, "a.log");
+    assert_eq!(&entries[0].bytes[..], &a[..]);
+    assert_eq!(entries[1].path, "b.log");
+    assert_eq!(&entries[1].bytes[..], &b[..]);
+    // The member being read when the stream ended is kept, cut short, and named.
+    assert_eq!(entries.len(), 3);
+    assert!(entries[2].bytes.len() < c.len());
+    assert_eq!(summary.diagnostics.len(), 1);
+    let problem = &summary.diagnostics[0];
+    assert_eq!(problem.file, "c.log");
+    assert!(
+        problem.problem.starts_with("reading stopped after"),
+        "{problem}"
+    );
+}
+
+#[test]
+fn truncated_plain_tar() {
+    let s = Scratch::new("trunctar");
+    let full = tar(&[
+        M::File(b"a.log", &noise(3000, 1)),
+        M::File(b"b.log", &noise(3000, 2)),
+    ]);
+    // The cut falls inside b.log's data.
+    let p = s.write("b.tar", &full[..512 * 9 + 100]);
+    check(
+        Input::Path(&p),
+        &limits(),
+        r#"
+        tar
+        a.log = <3000 bytes>
+        b.log = <612 bytes>
+        ! b.log: truncated: only 612 of 3000 bytes could be read, the part read is kept
+    "#,
+    );
+    // The cut falls inside b.log's header.
+    let p = s.write("c.tar", &full[..512 * 7 + 100]);
+    check(
+        Input::Path(&p),
+        &limits(),
+        r#"
+        tar
+        a.log = <3000 bytes>
+        ! BUNDLE: tar stream broken after member a.log (byte 3584): failed to read entire block
+    "#,
+    );
+}
+
+#[test]
+fn garbage_gzip() {
+    let s = Scratch::new("badgz");
+    let p = s.write("b.tar.gz", b"\x1f\x8bthis is not deflate at all");
+    let got = render(&Input::Path(&p), &limits());
+    assert!(
+        got.starts_with("gzip\n! BUNDLE: gzip stream unreadable: "),
+        "{got}"
+    );
+}
+
+#[test]
+fn truncated_zip_falls_back_to_local_headers() {
+    let s = Scratch::new("trunczip");
+    let full = zip(&[
+        M::File(b"a.log", &noise(5000, 1)),
+        M::File(b"b.log", &noise(5000, 2)),
+        M::File(b"c.log", &noise(5000, 3)),
+    ]);
+    let p = s.write("b.zip", &full[..full.len() * 2 / 3]);
+    let (result, entries) = run(&Input::Path(&p), &limits());
+    let summary = result.unwrap();
+    let paths: Vec<_> = entries.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(&paths[..2], ["a.log", "b.log"]);
+    assert_eq!(entries[0].bytes.len(), 5000);
+    let problems: Vec<_> = summary
+        .diagnostics
+        .iter()
+        .map(|d| d.problem.as_str())
+        .collect();
+    assert!(
+        problems[0].starts_with("zip central directory unreadable"),
+        "{problems:?}"
+    );
+    assert!(problems.len() >= 2, "{problems:?}");
+}
+
+#[test]
+fn zip_with_corrupt_member_keeps_the_others() {
+    let s = Scratch::new("zipcrc");
+    let mut data = zip(&[
+        M::File(b"a.log", b"AAAA"),
+        M::File(b"b.log", &noise(2000, 9)),
+        M::File(b"c.log", b"CCCC"),
+    ]);
+    // Flip a byte inside b.log's compressed data (after its 30-byte header and name).
+    let at = data.windows(5).position(|w| w == b"b.log").unwrap() + 5 + 50;
+    data[at] ^= 0xff;
+    let p = s.write("b.zip", &data);
+    let (result, entries) = run(&Input::Path(&p), &limits());
+    let summary = result.unwrap();
+    let paths: Vec<_> = entries.iter().map(|e| e.path.as_str()).collect();
+    assert!(
+        paths.contains(&"a.log") && paths.contains(&"c.log"),
+        "{paths:?}"
+    );
+    assert!(
+        summary.diagnostics.iter().any(|d| d.file == "b.log"),
+        "{:?}",
+        summary.diagnostics
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Limits.
+
+#[test]
+fn entry_count_limit() {
+    let s = Scratch::new("count");
+    let p = s.write(
+        "b.tar",
+        &tar(&[
+            M::File(b"a", b"A"),
+            M::File(b"b", b"B"),
+            M::File(b"c", b"C"),
+        ]),
+    );
+    check(
+        Input::Path(&p),
+        &Limits {
+            max_entries: 2,
+            ..limits()
+        },
+        r#"
+        tar
+        a = "A"
+        b = "B"
+        ! c: entry count limit of 2 reached, stopped before this file
+    "#,
+    );
+}
+
+#[test]
+fn members_that_are_never_yielded_are_still_bounded() {
+    let s = Scratch::new("members");
+    let dirs: Vec<Vec<u8>> = (0..6).map(|i| format!("d{i}/").into_bytes()).collect();
+    let mut members: Vec<M<'_>> = dirs.iter().map(|d| M::Dir(d)).collect();
+    members.push(M::File(b"late.log", b"L"));
+    let p = s.write("b.tar", &tar(&members));
+    check(
+        Input::Path(&p),
+        &Limits {
+            max_entries: 1,
+            ..limits()
+        },
+        r#"
+        tar
+        ! BUNDLE: archive has more than 4 members, stopped
+    "#,
+    );
+}
+
+#[test]
+fn entry_size_limit() {
+    let s = Scratch::new("size");
+    let p = s.write(
+        "b.tar",
+        &tar(&[M::File(b"big", b"0123456789"), M::File(b"small", b"01")]),
+    );
+    let small = Limits {
+        max_entry_bytes: 5,
+        ..limits()
+    };
+    check(
+        Input::Path(&p),
+        &small,
+        r#"
+        tar
+        small = "01"
+        ! big: larger than the entry size limit of 5 bytes (10 bytes), skipped
+    "#,
+    );
+    // A gzip member declares no size: the limit is found while reading it.
+    let p = s.write(
+        "c.tar",
+        &tar(&[
+            M::File(b"big.log.gz", &gz(b"0123456789")),
+            M::File(b"small", b"01"),
+        ]),
+    );
+    check(
+        Input::Path(&p),
+        &small,
+        r#"
+        tar
+        small = "01"
+        ! big.log: larger than the entry size limit of 5 bytes, skipped
+    "#,
+    );
+    s.write("dir/big", b"0123456789");
+    s.write("dir/small", b"01");
+    check(
+        Input::Path(&s.path("dir")),
+        &small,
+        r#"
+        directory
+        small = "01" (mapped)
+        ! big: larger than the entry size limit of 5 bytes (10 bytes), skipped
+    "#,
+    );
+}
+
+#[test]
+fn total_size_limit() {
+    let s = Scratch::new("total");
+    let p = s.write(
+        "b.tar",
+        &tar(&[
+            M::File(b"a", b"0123"),
+            M::File(b"b", b"4567"),
+            M::File(b"c", b"89"),
+        ]),
+    );
+    check(
+        Input::Path(&p),
+        &Limits {
+            max_total_bytes: 6,
+            ..limits()
+        },
+        r#"
+        tar
+        a = "0123"
+        ! b: total size limit of 6 bytes reached, stopped before this file
+    "#,
+    );
+}
+
+/// 200 MiB of zeros as a multi-member gzip: one compressed MiB repeated, so the bomb is built
+/// in a millisecond and never held inflated.
+fn zero_bomb(prefix: &[u8]) -> Vec<u8> {
+    let mib = gz(&vec![0u8; 1 << 20]);
+    let mut out = gz(prefix);
+    for _ in 0..200 {
+        out.extend_from_slice(&mib);
+    }
+    out
+}
+
+#[test]
+fn gzip_bomb_hits_ratio_limit_fast() {
+    let s = Scratch::new("bomb");
+    let p = s.write("operator.log.gz", &zero_bomb(b""));
+    let tight = Limits {
+        max_ratio: 10,
+        ..limits()
+    };
+    let start = Instant::now();
+    let (result, entries) = run(&Input::Path(&p), &tight);
+    let summary = result.unwrap();
+    assert!(start.elapsed().as_millis() < 1000, "{:?}", start.elapsed());
+    assert_eq!(entries.len(), 1);
+    assert!(
+        entries[0].bytes.len() < 2 << 20,
+        "{}",
+        entries[0].bytes.len()
+    );
+    assert_eq!(summary.diagnostics.len(), 1);
+    assert!(
+        summary.diagnostics[0]
+            .problem
+            .contains("decompression bomb"),
+        "{:?}",
+        summary.diagnostics
+    );
+}
+
+#[test]
+fn tar_gz_bomb_hits_ratio_limit_fast() {
+    let s = Scratch::new("tarbomb");
+    // A tar header announcing 200 MiB, then the zeros, all one gzip stream.
+    let h = header(b"zeros.log", EntryType::Regular, 200 << 20, b"");
+    let p = s.write("b.tar.gz", &zero_bomb(h.as_bytes()));
+    let tight = Limits {
+        max_ratio: 10,
+        ..limits()
+    };
+    let start = Instant::now();
+    let (result, entries) = run(&Input::Path(&p), &tight);
+    let summary = result.unwrap();
+    assert!(start.elapsed().as_millis() < 1000, "{:?}", start.elapsed());
+    assert!(entries.iter().map(|e| e.bytes.len()).sum::<usize>() < 2 << 20);
+    assert_eq!(summary.diagnostics.len(), 1, "{:?}", summary.diagnostics);
+    assert_eq!(summary.diagnostics[0].file, "zeros.log");
+    assert!(summary.diagnostics[0]
+        .problem
+        .contains("decompression bomb"));
+}
+
+#[test]
+fn lying_zip_size_is_bounded_by_the_entry_limit() {
+    // Both headers claim 1 byte for a member that inflates to 1000: reading stops one byte
+    // past the limit, whatever the header said.
+    let s = Scratch::new("liar");
+    let mut data = zip(&[M::File(b"a.log", &[b'x'; 1000]), M::File(b"b.log", b"B")]);
+    let local = data.windows(4).position(|w| w == b"PK\x03\x04").unwrap();
+    data[local + 22..local + 26].copy_from_slice(&1u32.to_le_bytes());
+    let central = data.windows(4).position(|w| w == b"PK\x01\x02").unwrap();
+    data[central + 24..central + 28].copy_from_slice(&1u32.to_le_bytes());
+    let p = s.write("b.zip", &data);
+    check(
+        Input::Path(&p),
+        &Limits {
+            max_entry_bytes: 100,
+            ..limits()
+        },
+        r#"
+        zip
+        b.log = "B"
+        ! a.log: larger than the entry size limit of 100 bytes, skipped
+    "#,
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Same content, every container.
+
+#[test]
+fn same_entries_from_tar_gz_zip_and_directory() {
+    let s = Scratch::new("same");
+    let files: [(&str, Vec<u8>); 4] = [
+        ("rc/head/raylet.out", noise(3000, 1)),
+        ("rc/head/serve/controller.log", noise(500, 2)),
+        ("rc/worker/raylet.out", noise(100, 3)),
+        ("rc/operator.log", b"".to_vec()),
+    ];
+    let members: Vec<M<'_>> = files
+        .iter()
+        .map(|(n, d)| M::File(n.as_bytes(), d))
+        .collect();
+    s.write("b.tar.gz", &gz(&tar(&members)));
+    s.write("b.zip", &zip(&members));
+    for (name, data) in &files {
+        s.write(&format!("dir/{name}"), data);
+    }
+    let set = |p: PathBuf| {
+        let (result, entries) = run(&Input::Path(&p), &limits());
+        let summary = result.unwrap();
+        assert!(summary.diagnostics.is_empty());
+        assert_eq!(summary.root_name.as_deref(), Some("rc"));
+        let mut set: Vec<(String, Vec<u8>)> = entries
+            .into_iter()
+            .map(|e| (e.path, e.bytes.to_vec()))
+            .collect();
+        set.sort();
+        set
+    };
+    let from_tar = set(s.path("b.tar.gz"));
+    assert_eq!(from_tar.len(), 4);
+    assert_eq!(from_tar, set(s.path("b.zip")));
+    assert_eq!(from_tar, set(s.path("dir")));
+}
