@@ -24,7 +24,8 @@ enum Family {
     Operator,
     RayPython,
     RayCpp,
-    Serve,
+    /// With the component named on the line (`controller`, `proxy`, a replica).
+    Serve(SourceKind),
     Describe(SourceKind),
     KubeEvents,
     KubeObject,
@@ -82,6 +83,7 @@ fn sniff(window: &[u8]) -> Option<Family> {
     let mut first: Option<String> = None;
     let mut seen = 0usize;
     let mut counts = [0usize; 10];
+    let mut serve_component: Option<SourceKind> = None;
     for (_, raw) in split_lines(window) {
         let decoded = decode(raw);
         let (_, text) = strip_envelope(&decoded);
@@ -98,6 +100,12 @@ fn sniff(window: &[u8]) -> Option<Family> {
         }
         if let Some(idx) = line_family(text) {
             counts[idx] += 1;
+            if idx == 3 && serve_component.is_none() {
+                serve_component = SERVE_TEXT
+                    .captures(text)
+                    .and_then(|c| c.get(2))
+                    .map(|m| serve_kind(m.as_str()));
+            }
         }
         if seen >= SNIFF_LINES {
             break;
@@ -106,6 +114,11 @@ fn sniff(window: &[u8]) -> Option<Family> {
     let first = first?;
     if first.starts_with("Name:") {
         return Some(Family::Describe(describe_kind(window)));
+    }
+    if let Some(kind) = serve_component {
+        if counts[3] > 0 && counts[3] >= counts.iter().copied().max().unwrap_or(0) {
+            return Some(Family::Serve(kind));
+        }
     }
     let (best, n) = counts
         .iter()
@@ -118,7 +131,7 @@ fn sniff(window: &[u8]) -> Option<Family> {
         0 => Family::Operator,
         1 => Family::RayPython,
         2 => Family::RayCpp,
-        3 => Family::Serve,
+        3 => Family::Serve(SourceKind::ServeReplica),
         4 => Family::WaitGcs,
         5 => Family::WorkerMarkers,
         6 => Family::RayStart,
@@ -249,7 +262,19 @@ fn refine(family: Family, name: &str, path: &str) -> SourceKind {
             }
             _ => SourceKind::Raylet,
         },
-        Family::Serve => serve_kind(name),
+        Family::Serve(from_line) => {
+            let by_file = serve_kind(name);
+            let named = name.starts_with("controller")
+                || name.starts_with("proxy")
+                || name.starts_with("http_proxy")
+                || name.starts_with("replica")
+                || name.starts_with("deployment");
+            if named {
+                by_file
+            } else {
+                from_line
+            }
+        }
         Family::Describe(kind) => kind,
         Family::KubeEvents => SourceKind::KubeEvents,
         Family::KubeObject => {

@@ -228,11 +228,7 @@ fn decide_zones(files: &[FileInfo], events: &[Vec<Event>], cfg: &TimeConfig) -> 
         .iter()
         .map(|f| {
             if let Some(off) = consensus(&f.zone_samples) {
-                return decision(
-                    f,
-                    off,
-                    format!("{} same-line UTC stamps in the file", f.zone_samples.len()),
-                );
+                return decision(f, off, "same-line UTC stamps in the file".to_string());
             }
             let group = zone_group(&f.path);
             if let Some(off) = per_group.get(&group).and_then(|s| consensus(s)) {

@@ -272,7 +272,7 @@ fn evaluate(
         kinds.dedup();
         confidence += 0.04 * (kinds.len().saturating_sub(1) as f64).min(3.0);
         let confidence = (confidence.min(0.99) * 100.0).round() / 100.0;
-        let summary = fill_summary(rule, occ, events);
+        let summary = fill_summary(rule, occ, &evidence, events);
         return Some(Finding {
             rule: r,
             evidence,
@@ -449,7 +449,12 @@ fn check_clause(
 
 /// Fills `{count:sig}`, `{first:sig}`, `{last:sig}`, `{span:sig}`, `{key:sig}` and
 /// `{keys:sig}` in the rule's summary. Unknown placeholders are left as written.
-fn fill_summary(rule: &Rule, occ: &[Vec<Occurrence>], events: &[Event]) -> String {
+fn fill_summary(
+    rule: &Rule,
+    occ: &[Vec<Occurrence>],
+    evidence: &[EvidenceRef],
+    events: &[Event],
+) -> String {
     let mut out = String::with_capacity(rule.summary.len() + 32);
     let mut rest = rule.summary.as_str();
     while let Some(open) = rest.find('{') {
@@ -460,7 +465,7 @@ fn fill_summary(rule: &Rule, occ: &[Vec<Occurrence>], events: &[Event]) -> Strin
             return out;
         };
         let token = &after[..close];
-        match placeholder(rule, occ, events, token) {
+        match placeholder(rule, occ, evidence, events, token) {
             Some(v) => out.push_str(&v),
             None => {
                 out.push('{');
@@ -474,17 +479,38 @@ fn fill_summary(rule: &Rule, occ: &[Vec<Occurrence>], events: &[Event]) -> Strin
     out
 }
 
+/// Counts and keys come from every occurrence; times come from the evidence of the finding
+/// when the signal has some (so that they describe the episode shown), else from every
+/// occurrence.
 fn placeholder(
     rule: &Rule,
     occ: &[Vec<Occurrence>],
-    _events: &[Event],
+    evidence: &[EvidenceRef],
+    events: &[Event],
     token: &str,
 ) -> Option<String> {
     let (what, signal) = token.split_once(':')?;
-    let list = occ.get(rule.signal_index(signal)?)?;
-    let times: Vec<Micros> = list.iter().filter_map(|o| o.ts).collect();
+    let sig_idx = rule.signal_index(signal)?;
+    let list = occ.get(sig_idx)?;
+    let mut times: Vec<Micros> = evidence
+        .iter()
+        .filter(|e| e.signal == sig_idx)
+        .filter_map(|e| events.get(e.event).and_then(|ev| ev.ts).map(|t| t.micros))
+        .collect();
+    let from_evidence = !times.is_empty();
+    if !from_evidence {
+        times = list.iter().filter_map(|o| o.ts).collect();
+    }
+    // The count covers the episode the evidence shows, not the whole bundle.
+    let count = match (from_evidence, times.iter().min(), times.iter().max()) {
+        (true, Some(lo), Some(hi)) => list
+            .iter()
+            .filter(|o| o.ts.is_some_and(|t| t >= *lo && t <= *hi))
+            .count(),
+        _ => list.len(),
+    };
     Some(match what {
-        "count" => list.len().to_string(),
+        "count" => count.to_string(),
         "first" => times
             .iter()
             .min()

@@ -164,7 +164,7 @@ mod tests {
         check(r"dial tcp [^ ]+: i/o timeout", &[": i/o timeout"]);
         check(r"(?i)Exiting with SIGTERM", &["exiting with sigterm"]);
         check(r"OOMKilled|exit code 137", &["exit code 137", "oomkilled"]);
-        check(r"https?://x", &["://x"]);
+        check(r"https?://x", &["http"]);
         check(
             r"replicas that have taken more than \d+s to be scheduled",
             &["replicas that have taken more than "],
