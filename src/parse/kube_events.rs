@@ -44,7 +44,10 @@ fn events_header(line: &str) -> Option<Columns> {
     let cols = Columns::from_header(line)?;
     let is_events = cols.index("TYPE").is_some()
         && cols.index("REASON").is_some()
-        && cols.names.iter().all(|n| n.chars().all(|c| !c.is_ascii_lowercase()));
+        && cols
+            .names
+            .iter()
+            .all(|n| n.chars().all(|c| !c.is_ascii_lowercase()));
     is_events.then_some(cols)
 }
 
@@ -228,7 +231,10 @@ default     5m          Warning   BackOff   pod/rs-head-tfg82     spec.container
     fn nasty_inputs() {
         check("", "");
         check("\n\n", "1 2 - info  [] ");
-        check("No resources found in default namespace.\r\n", "1 1 - info  [] No resources found in default namespace.\nunparsed=1");
+        check(
+            "No resources found in default namespace.\r\n",
+            "1 1 - info  [] No resources found in default namespace.\nunparsed=1",
+        );
         check(
             "\u{0}\u{1}garbage\n\nLAST SEEN  TYPE",
             "1 2 - info  [] \u{0}\u{1}garbage\n3 1 - info  [] LAST SEEN  TYPE\nunparsed=2",
@@ -239,9 +245,15 @@ default     5m          Warning   BackOff   pod/rs-head-tfg82     spec.container
             "1 1 - info  [] LAST SEEN   TYPE      REASON    OBJECT   MESSAGE\n2 1 age=180 info  [type=Warn age=3m] ",
         );
         let mut out = ParseOutput::default();
-        parse(b"LAST SEEN  TYPE  REASON  OBJECT  MESSAGE\n1m  Normal  X  pod/a  \xff\xfe", &mut out);
+        parse(
+            b"LAST SEEN  TYPE  REASON  OBJECT  MESSAGE\n1m  Normal  X  pod/a  \xff\xfe",
+            &mut out,
+        );
         assert_eq!(out.events.len(), 2);
-        let giant = format!("LAST SEEN  TYPE  REASON  OBJECT  MESSAGE\n1m  Normal  X  pod/a  {}", "y".repeat(200_000));
+        let giant = format!(
+            "LAST SEEN  TYPE  REASON  OBJECT  MESSAGE\n1m  Normal  X  pod/a  {}",
+            "y".repeat(200_000)
+        );
         let mut out = ParseOutput::default();
         parse(giant.as_bytes(), &mut out);
         assert!(out.events.iter().all(|e| e.message.len() < 70_000));

@@ -121,7 +121,9 @@ impl EventRecord {
             .or(self.last_seen_age_secs.map(|secs| RawTime::Age { secs }));
         let mut field_path = self.field_path;
         if field_path.is_empty() {
-            field_path = message_field_path(&ev.message).unwrap_or_default().to_string();
+            field_path = message_field_path(&ev.message)
+                .unwrap_or_default()
+                .to_string();
         }
         let fields = &mut ev.fields;
         let mut push = |k: &str, v: String| {
@@ -139,7 +141,9 @@ impl EventRecord {
         push("age", self.age.unwrap_or_default());
         push(
             "first_seen_age_secs",
-            self.first_seen_age_secs.map(|s| s.to_string()).unwrap_or_default(),
+            self.first_seen_age_secs
+                .map(|s| s.to_string())
+                .unwrap_or_default(),
         );
         push("field_path", field_path);
         for (k, v) in self.extra {
@@ -275,7 +279,10 @@ fn byte_offsets(row: &str, char_cols: &[usize]) -> Vec<usize> {
     let mut out = Vec::with_capacity(char_cols.len());
     let mut it = row.char_indices().map(|(b, _)| b).enumerate();
     for &col in char_cols {
-        let at = it.by_ref().find(|&(c, _)| c == col).map_or(row.len(), |(_, b)| b);
+        let at = it
+            .by_ref()
+            .find(|&(c, _)| c == col)
+            .map_or(row.len(), |(_, b)| b);
         out.push(at);
     }
     out
@@ -349,7 +356,11 @@ mod tests {
             "Type=Normal | Reason=Created | Age=3m | From=kubelet | Message=Created container  ray-head",
         );
         check("  Type:  EmptyDir", "", "no header");
-        check("  ulimit -n 65536; ray start  --address=x:6379", "", "no header");
+        check(
+            "  ulimit -n 65536; ray start  --address=x:6379",
+            "",
+            "no header",
+        );
         check("  Type   Status", "  Ready  é", "Type=Ready | Status=é");
         check("  Name  Message", "  é  x y", "Name=é | Message=x y");
     }
@@ -373,6 +384,9 @@ mod tests {
             message_field_path("spec.containers{ray-head}: Back-off restarting failed container"),
             Some("spec.containers{ray-head}")
         );
-        assert_eq!(message_field_path("0/3 nodes are available: 3 Insufficient cpu"), None);
+        assert_eq!(
+            message_field_path("0/3 nodes are available: 3 Insufficient cpu"),
+            None
+        );
     }
 }
