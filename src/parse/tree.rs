@@ -248,8 +248,7 @@ impl Columns {
             }
         }
         let mut out: Vec<&str> = Vec::with_capacity(self.names.len());
-        let mut found = cells(row).peekable();
-        while let Some((start, cell)) = found.next() {
+        for (start, cell) in cells(row) {
             if out.len() + 1 == self.names.len() {
                 // The last column takes the rest of the line, spaces included.
                 out.push(row.get(start..).unwrap_or(cell).trim());
