@@ -1648,4 +1648,27 @@ object RayService/a
         parse(deep.as_bytes(), &mut out);
         assert_eq!(out.events.len(), 500);
     }
+    /// Every prefix of every fixture (cut anywhere, even inside a UTF-8 sequence) parses
+    /// without panicking and keeps each physical line in exactly one event.
+    #[test]
+    fn truncated_fixtures_keep_every_line() {
+        for fixture in [
+            RAYSERVICE_V1_3,
+            RAYSERVICE_V0_6,
+            RAYSERVICE_GENERATED,
+            RAYCLUSTER_V1_3,
+            PODS,
+            NODE,
+        ] {
+            let bytes = fixture.as_bytes();
+            for cut in (0..bytes.len()).step_by(3) {
+                let input = bytes.get(..cut).unwrap_or(bytes);
+                let mut out = ParseOutput::default();
+                parse(input, &mut out);
+                let n_physical = split_lines(input).count() as u32;
+                let n_counted: u32 = out.events.iter().map(|e| e.n_lines).sum();
+                assert_eq!(n_counted, n_physical, "cut at {cut}");
+            }
+        }
+    }
 }

@@ -258,4 +258,24 @@ default     5m          Warning   BackOff   pod/rs-head-tfg82     spec.container
         parse(giant.as_bytes(), &mut out);
         assert!(out.events.iter().all(|e| e.message.len() < 70_000));
     }
+
+    /// Every prefix of a table (cut anywhere) keeps each physical line in exactly one event.
+    #[test]
+    fn truncated_tables_keep_every_line() {
+        let table = "NAMESPACE   LAST SEEN   TYPE      REASON    OBJECT                MESSAGE
+default     5m          Warning   BackOff   pod/rs-head-tfg82     Back-off restarting failed container ray-head é
+default     <unknown>   Normal    Pulled    pod/rs-head-tfg82     Container image \"rayproject/ray:2.9.3\" already present
+
+default     3m          Normal    Created   pod/rs-head-tfg82     Created container ray-head
+";
+        let bytes = table.as_bytes();
+        for cut in 0..bytes.len() {
+            let input = bytes.get(..cut).unwrap_or(bytes);
+            let mut out = ParseOutput::default();
+            parse(input, &mut out);
+            let n_physical = split_lines(input).count() as u32;
+            let n_counted: u32 = out.events.iter().map(|e| e.n_lines).sum();
+            assert_eq!(n_counted, n_physical, "cut at {cut}");
+        }
+    }
 }

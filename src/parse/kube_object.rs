@@ -1732,4 +1732,29 @@ diag :1: JSON nested deeper than 256 levels
             .iter()
             .all(|e| e.field("value").map_or(0, str::len) < 70_000));
     }
+    /// Every prefix of every fixture (cut anywhere, even inside a UTF-8 sequence) parses
+    /// without panicking and keeps each physical line in exactly one event.
+    #[test]
+    fn truncated_fixtures_keep_every_line() {
+        for fixture in [
+            RAYSERVICE_YAML,
+            EVENT_AND_POD_LIST_YAML,
+            TROUBLESHOOT_PODS_JSON,
+            EVENT_LIST_JSON,
+        ] {
+            let bytes = fixture.as_bytes();
+            for cut in (0..bytes.len()).step_by(3) {
+                let input = bytes.get(..cut).unwrap_or(bytes);
+                let mut out = ParseOutput::default();
+                parse(input, &mut out);
+                let n_physical = split_lines(input).count() as u32;
+                let n_counted: u32 = out.events.iter().map(|e| e.n_lines).sum();
+                if input.trim_ascii_start().starts_with(b"{") {
+                    assert!(n_counted >= n_physical, "cut at {cut}");
+                } else {
+                    assert_eq!(n_counted, n_physical, "cut at {cut}");
+                }
+            }
+        }
+    }
 }
