@@ -387,7 +387,23 @@ impl Object {
         }
         self.frames.push((indent, entry));
         let table = TABLE_KEYS.contains(&key) && (!has_value || value.starts_with('('));
-        self.mode = if table {
+        let list = match key {
+            "Labels" if top => Some(ListKind::Labels),
+            "Annotations" if top => Some(ListKind::Annotations),
+            _ => None,
+        };
+        self.mode = if let Some(kind) = list.filter(|_| value_col > indent + key.len() + 1) {
+            // Even `Annotations:  long-key:` (its value on the lines below) is a leaf.
+            if let Some(e) = self.entries.get_mut(entry) {
+                e.value.get_or_insert_with(String::new);
+            }
+            Mode::ValueList {
+                entry,
+                value_col,
+                kind,
+                last: entry,
+            }
+        } else if table {
             Mode::PendingTable {
                 section: entry,
                 indent,
@@ -594,9 +610,14 @@ impl Object {
         if e.message.len() < crate::parse::lines::MAX_MESSAGE_BYTES {
             e.message.push('\n');
             e.message.push_str(text);
-            let value = e.value.get_or_insert_with(String::new);
-            value.push('\n');
-            value.push_str(text);
+            match e.value.as_mut() {
+                Some(value) if !value.is_empty() => {
+                    value.push('\n');
+                    value.push_str(text);
+                }
+                // A value that starts on the line below its key (a long annotation).
+                _ => e.value = Some(text.trim_start().to_string()),
+            }
         }
     }
 
@@ -1574,6 +1595,24 @@ Events:
             r#"
 1 1 - info unknown  [path=metadata.name value=x] | Name:  x
 2 1 - info unknown  [path=events value=<none>] | Events:  <none>
+"#,
+        );
+    }
+
+    #[test]
+    fn long_annotation_below_its_key() {
+        check(
+            r#"Name:         rayservice-sample
+Annotations:  kubectl.kubernetes.io/last-applied-configuration:
+                {"apiVersion":"ray.io/v1","kind":"RayService","metadata":{"annotations":{},"name":"rayservice-sample"}}
+              ray.io/initializing-timeout: 10m
+API Version:  ray.io/v1
+"#,
+            r#"
+1 1 - info unknown  [path=metadata.name value=rayservice-sample] | Name:         rayservice-sample
+2 2 - info unknown  [path=metadata.annotations.kubectl.kubernetes.io/last-applied-configuration value={"apiVersion":"ray.io/v1","kind":"RayService","metadata":{"annotations":{},"name":"rayservice-sample"}}] | Annotations:  kubectl.kubernetes.io/last-applied-configuration:⏎                {"apiVersion":"ray.io/v1","kind":"RayService","metadata":{"annotations":{},"name":"rayservice-sample"}}
+4 1 - info unknown  [path=metadata.annotations.ray.io/initializing-timeout value=10m] | ray.io/initializing-timeout: 10m
+5 1 - info unknown  [path=apiversion value=ray.io/v1] | API Version:  ray.io/v1
 "#,
         );
     }
