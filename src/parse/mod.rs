@@ -16,6 +16,7 @@ pub mod primitives;
 pub mod ray_cpp;
 pub mod ray_python;
 pub mod serve;
+pub mod tree;
 pub mod worker;
 
 use crate::diag::Diagnostic;
