@@ -263,17 +263,27 @@ fn push_raw_lines(bytes: &[u8], from: usize, to: usize, out: &mut ParseOutput) {
     }
 }
 
-/// The first path component, when every path has one in common and it is a folder.
-fn common_root<'a>(mut paths: impl Iterator<Item = &'a str>) -> Option<String> {
-    let first = paths.next()?;
-    let (root, _) = first.split_once('/')?;
-    for p in paths {
-        match p.split_once('/') {
-            Some((r, _)) if r == root => {}
-            _ => return None,
+/// The folders every path has in common (`b1000/` of an archive, then a troubleshoot
+/// bundle's `support-bundle-…/` inside it), joined with `/`; `None` when there is none.
+/// Stripping them all makes an archive and its extracted folder show the same paths.
+fn common_root<'a>(paths: impl Iterator<Item = &'a str> + Clone) -> Option<String> {
+    let mut prefix = String::new();
+    loop {
+        let mut it = paths
+            .clone()
+            .map(|p| p.strip_prefix(prefix.as_str()).unwrap_or(p));
+        let first = it.next()?;
+        let Some((root, _)) = first.split_once('/') else {
+            break;
+        };
+        if !it.all(|p| p.split_once('/').is_some_and(|(r, _)| r == root)) {
+            break;
         }
+        prefix.push_str(root);
+        prefix.push('/');
     }
-    Some(root.to_string())
+    let root = prefix.trim_end_matches('/');
+    (!root.is_empty()).then(|| root.to_string())
 }
 
 fn strip_root<'a>(path: &'a str, root: &str) -> &'a str {

@@ -331,6 +331,7 @@ fn capture_time(
     // troubleshoot's folder name: support-bundle-2025-03-14T09_12_44.
     let names = root_name
         .into_iter()
+        .flat_map(|r| r.split('/'))
         .chain(files.iter().filter_map(|f| f.path.split('/').next()));
     for name in names {
         if let Some(t) = troubleshoot_stamp(name) {
