@@ -15,6 +15,7 @@ use crate::query::{self, Query};
 use crate::rank::rank;
 use crate::report::style::Style;
 use crate::rules::engine::Engine;
+use crate::rules::sieve::Sieve;
 use crate::rules::{library, Rule, Severity};
 use crate::timeline::{build, TimeConfig};
 
@@ -235,6 +236,7 @@ fn load_config(read: &ReadArgs) -> Result<(LoadConfig, TimeConfig), Failure> {
     };
     Ok((
         LoadConfig {
+            sieve: None,
             limits: Limits::DEFAULT,
             threads,
         },
@@ -242,8 +244,12 @@ fn load_config(read: &ReadArgs) -> Result<(LoadConfig, TimeConfig), Failure> {
     ))
 }
 
-fn read_timeline(read: &ReadArgs) -> Result<crate::timeline::Timeline, Failure> {
-    let (load_cfg, time_cfg) = load_config(read)?;
+fn read_timeline(
+    read: &ReadArgs,
+    sieve: Option<Sieve>,
+) -> Result<crate::timeline::Timeline, Failure> {
+    let (mut load_cfg, time_cfg) = load_config(read)?;
+    load_cfg.sieve = sieve.map(std::sync::Arc::new);
     let loaded = load(&read.bundle, &load_cfg).map_err(|e| Failure::usage(e.to_string()))?;
     Ok(build(loaded, &time_cfg))
 }
@@ -263,7 +269,9 @@ fn load_rules(patterns: Option<&std::path::Path>) -> Result<Vec<Rule>, Failure> 
 fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
     let started = std::time::Instant::now();
     let rules = load_rules(args.patterns.as_deref())?;
-    let tl = read_timeline(&args.read)?;
+    // The inventory describes every line; the causes need only the lines a rule could match.
+    let sieve = (!args.inventory).then(|| Sieve::new(&rules));
+    let tl = read_timeline(&args.read, sieve)?;
     let to_tty = args.out.is_none() && io::stdout().is_terminal();
     let style = Style::for_terminal(to_tty);
     let mut buf: Vec<u8> = Vec::new();
@@ -392,7 +400,7 @@ fn timeline(args: TimelineArgs) -> Result<ExitCode, Failure> {
         .map_err(usage)?;
     q.window = query::parse_duration_arg(&args.window).map_err(usage)?;
 
-    let tl = read_timeline(&args.read)?;
+    let tl = read_timeline(&args.read, None)?;
     let events = query::select(&tl, &q).map_err(usage)?;
     let stdout = io::stdout();
     let style = Style::for_terminal(stdout.is_terminal());

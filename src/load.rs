@@ -14,12 +14,16 @@ use crate::bundle::{self, Entry, Limits, OpenError};
 use crate::classify::classify;
 use crate::diag::Diagnostic;
 use crate::event::{Event, FileId, Micros, SourceKind};
-use crate::parse::{self, ParseOutput};
+use crate::parse::{self, Format, ParseOutput};
+use crate::rules::sieve::{Sieve, LOOKAHEAD_LINES, LOOKBACK_LINES};
 
 /// How to load a bundle.
 #[derive(Clone, Debug)]
 pub struct LoadConfig {
     pub limits: Limits,
+    /// For `analyze`: parse only the records around lines a rule could match (see
+    /// `rules::sieve`). `None` parses everything (the timeline).
+    pub sieve: Option<std::sync::Arc<Sieve>>,
     /// Parser threads; 1 parses on the calling thread.
     pub threads: usize,
 }
@@ -75,7 +79,7 @@ pub fn load(path: &Path, cfg: &LoadConfig) -> Result<Loaded, OpenError> {
     let results: Mutex<Vec<Parsed>> = Mutex::new(Vec::new());
     let summary = if cfg.threads <= 1 {
         bundle::walk(path, &cfg.limits, &mut |entry| {
-            let parsed = parse_entry(entry);
+            let parsed = parse_entry(entry, cfg.sieve.as_deref());
             if let Ok(mut all) = results.lock() {
                 all.push(parsed);
             }
@@ -91,8 +95,9 @@ pub fn load(path: &Path, cfg: &LoadConfig) -> Result<Loaded, OpenError> {
         pool.in_place_scope(|scope| {
             bundle::walk(path, &cfg.limits, &mut |entry: Entry| {
                 let results = &results;
+                let sieve = cfg.sieve.clone();
                 scope.spawn(move |_| {
-                    let parsed = parse_entry(entry);
+                    let parsed = parse_entry(entry, sieve.as_deref());
                     if let Ok(mut all) = results.lock() {
                         all.push(parsed);
                     }
@@ -152,14 +157,19 @@ pub fn load(path: &Path, cfg: &LoadConfig) -> Result<Loaded, OpenError> {
     })
 }
 
-fn parse_entry(entry: Entry) -> Parsed {
+fn parse_entry(entry: Entry, sieve: Option<&Sieve>) -> Parsed {
     let bytes: &[u8] = &entry.bytes;
     let lines = count_lines(bytes);
     let (kind, out) = match split_cluster_info_sections(bytes) {
         Some(sections) => parse_sections(&entry.path, bytes, &sections),
         None => {
             let kind = classify(&entry.path, bytes);
-            (kind, parse::parse(kind, bytes))
+            match sieve {
+                Some(sieve) if !whole_document(kind) && !sieve.needs_full(kind) => {
+                    (kind, parse_sieved(kind, bytes, sieve))
+                }
+                _ => (kind, parse::parse(kind, bytes)),
+            }
         }
     };
     Parsed {
@@ -170,6 +180,102 @@ fn parse_entry(entry: Entry) -> Parsed {
         kind,
         out,
     }
+}
+
+/// Formats whose meaning depends on the whole document (paths of facts, table headers).
+fn whole_document(kind: SourceKind) -> bool {
+    matches!(
+        Format::of(kind),
+        Format::Describe | Format::KubeEvents | Format::KubeObject
+    )
+}
+
+/// Lines parsed at the start of every file: the first time and the zone evidence.
+const HEAD_LINES: usize = 2000;
+/// Lines parsed at the end of every file: the last time.
+const TAIL_LINES: usize = 40;
+
+/// Parses only the windows around the sieve's hits, plus the head and tail of the file, and
+/// keeps the records that hold a hit, the file's first and last timed records and the zone
+/// samples of the head.
+fn parse_sieved(kind: SourceKind, bytes: &[u8], sieve: &Sieve) -> ParseOutput {
+    let hits = sieve.hit_lines(bytes);
+    let starts = line_starts(bytes);
+    let n_lines = starts.len();
+    // Windows of line indices [from, to), merged.
+    let mut windows: Vec<(usize, usize)> = Vec::new();
+    let mut push = |from: usize, to: usize| match windows.last_mut() {
+        Some(last) if from <= last.1 => last.1 = last.1.max(to),
+        _ => windows.push((from, to)),
+    };
+    push(0, HEAD_LINES.min(n_lines));
+    for &h in &hits {
+        push(
+            h.saturating_sub(LOOKBACK_LINES),
+            (h + LOOKAHEAD_LINES + 1).min(n_lines),
+        );
+    }
+    push(n_lines.saturating_sub(TAIL_LINES), n_lines);
+
+    let mut out = ParseOutput::default();
+    let mut hit_iter = hits.iter().peekable();
+    for (wi, &(from, to)) in windows.iter().enumerate() {
+        let start = starts.get(from).copied().unwrap_or(bytes.len());
+        let end = starts.get(to).copied().unwrap_or(bytes.len());
+        let part = parse::parse(kind, &bytes[start..end]);
+        let offset = from as u32;
+        let first_window = wi == 0;
+        let last_window = wi + 1 == windows.len();
+        if first_window {
+            out.zone_samples.extend(&part.zone_samples);
+        }
+        out.unparsed_lines += part.unparsed_lines;
+        let mut part_events = part.events;
+        let first_timed = if first_window {
+            part_events.iter().position(|e| e.raw_time.is_some())
+        } else {
+            None
+        };
+        let last_timed = if last_window {
+            part_events.iter().rposition(|e| e.raw_time.is_some())
+        } else {
+            None
+        };
+        for (idx, mut ev) in part_events.drain(..).enumerate() {
+            ev.line += offset;
+            // Lines of this record, as 0-based indices.
+            let lo = (ev.line - 1) as usize;
+            let hi = lo + ev.n_lines.max(1) as usize;
+            while hit_iter.peek().is_some_and(|h| **h < lo) {
+                hit_iter.next();
+            }
+            let holds_hit = hit_iter.peek().is_some_and(|h| **h < hi);
+            if holds_hit || Some(idx) == first_timed || Some(idx) == last_timed {
+                out.events.push(ev);
+            }
+        }
+        for mut d in part.diagnostics {
+            d.line = d.line.map(|l| l + offset);
+            out.diagnostics.push(d);
+        }
+    }
+    // Windows overlap only by merging, so events come out in file order.
+    out.events.dedup_by(|a, b| a.line == b.line);
+    out
+}
+
+/// Byte offset where each line starts.
+fn line_starts(bytes: &[u8]) -> Vec<usize> {
+    let mut starts = Vec::with_capacity(bytes.len() / 100 + 1);
+    if !bytes.is_empty() {
+        starts.push(0);
+    }
+    for nl in memchr::memchr_iter(b'\n', bytes) {
+        if nl + 1 < bytes.len() {
+            starts.push(nl + 1);
+        }
+    }
+    starts
 }
 
 fn count_lines(bytes: &[u8]) -> u64 {

@@ -350,3 +350,57 @@ fn broken_user_pattern_names_file_and_key() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn sieved_analyze_finds_what_the_full_parse_finds() {
+    // `analyze` parses only the records around prefilter hits; its causes and evidence must be
+    // those of the full parse.
+    for name in [
+        "handmade-agent-died",
+        "kuberay-log-missing-module",
+        "troubleshoot-image-pull",
+    ] {
+        let dir = common::root().join("corpus").join(name);
+        let out = common::raysift(&[
+            "analyze",
+            dir.to_str().unwrap(),
+            "--format",
+            "json",
+            "--threads",
+            "1",
+        ]);
+        let sieved: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let full = common::report(&dir, raysift::rules::library::builtin().unwrap());
+        let full: serde_json::Value = serde_json::to_value(&full).unwrap();
+        let key = |v: &serde_json::Value| -> Vec<(String, String, Vec<(String, u64)>)> {
+            v["causes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| {
+                    let ev = c["evidence"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|e| {
+                            (
+                                e["file"].as_str().unwrap().to_string(),
+                                e["line"].as_u64().unwrap(),
+                            )
+                        })
+                        .collect();
+                    (
+                        c["id"].as_str().unwrap().to_string(),
+                        c["summary"].as_str().unwrap().to_string(),
+                        ev,
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(
+            key(&sieved),
+            key(&full),
+            "{name}: sieved analyze differs from the full parse"
+        );
+    }
+}

@@ -147,6 +147,7 @@ impl Engine {
         let prefilter = AhoCorasickBuilder::new()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .build(&literals)
             .ok();
         Engine {

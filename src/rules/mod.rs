@@ -15,6 +15,7 @@ pub mod engine;
 pub mod library;
 pub mod literal;
 pub mod loader;
+pub mod sieve;
 
 use regex::Regex;
 use serde::Serialize;

@@ -22,6 +22,7 @@ pub fn timeline(path: &Path, threads: usize) -> Timeline {
         &LoadConfig {
             limits: Limits::DEFAULT,
             threads,
+            sieve: None,
         },
     )
     .expect("bundle opens");
