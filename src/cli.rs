@@ -77,6 +77,45 @@ pub struct ReadArgs {
     /// what raysift infers from the bundle
     #[arg(long, value_name = "OFFSET", allow_hyphen_values = true)]
     pub tz: Option<String>,
+    /// Stop reading after this many uncompressed bytes in total (e.g. 64G, 500M)
+    #[arg(long, value_name = "SIZE", default_value = "64G")]
+    pub max_total_bytes: String,
+    /// Skip a file bigger than this, uncompressed
+    #[arg(long, value_name = "SIZE", default_value = "8G")]
+    pub max_file_bytes: String,
+    /// Stop after this many files
+    #[arg(long, value_name = "N", default_value_t = 200_000)]
+    pub max_files: u64,
+    /// Open archives nested inside the bundle up to this depth
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub max_depth: u32,
+    /// Stop inflating a member that expands more than this many times its compressed size
+    #[arg(long, value_name = "RATIO", default_value_t = 250)]
+    pub max_ratio: u64,
+}
+
+/// Parses `64G`, `500M`, `12k`, `1048576` (binary units).
+fn parse_size(flag: &str, s: &str) -> Result<u64, Failure> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let mult: u64 = match c.to_ascii_lowercase() {
+                'k' => 1 << 10,
+                'm' => 1 << 20,
+                'g' => 1 << 30,
+                't' => 1 << 40,
+                _ => 0,
+            };
+            (&t[..i], mult)
+        }
+        _ => (t, 1),
+    };
+    match num.parse::<u64>() {
+        Ok(n) if mult > 0 => Ok(n.saturating_mul(mult)),
+        _ => Err(Failure::usage(format!(
+            "{flag} {s:?}: expected a size such as 500M or 64G"
+        ))),
+    }
 }
 
 #[derive(Args, Debug)]
@@ -237,7 +276,13 @@ fn load_config(read: &ReadArgs) -> Result<(LoadConfig, TimeConfig), Failure> {
     Ok((
         LoadConfig {
             sieve: None,
-            limits: Limits::DEFAULT,
+            limits: Limits {
+                max_total_bytes: parse_size("--max-total-bytes", &read.max_total_bytes)?,
+                max_entry_bytes: parse_size("--max-file-bytes", &read.max_file_bytes)?,
+                max_entries: read.max_files,
+                max_depth: read.max_depth,
+                max_ratio: read.max_ratio.max(1),
+            },
             threads,
         },
         TimeConfig { tz_override },

@@ -158,7 +158,22 @@ pub fn load(path: &Path, cfg: &LoadConfig) -> Result<Loaded, OpenError> {
 }
 
 fn parse_entry(entry: Entry, sieve: Option<&Sieve>) -> Parsed {
-    let bytes: &[u8] = &entry.bytes;
+    let raw: &[u8] = &entry.bytes;
+    if let Some(problem) = binary_content(raw) {
+        let mut out = ParseOutput::default();
+        out.diagnostics
+            .push(Diagnostic::for_file(String::new(), problem));
+        return Parsed {
+            path: entry.path,
+            mtime: entry.mtime,
+            bytes: raw.len() as u64,
+            lines: 0,
+            kind: SourceKind::Unknown,
+            out,
+        };
+    }
+    let decoded = decode_utf16(raw);
+    let bytes: &[u8] = decoded.as_deref().unwrap_or(raw);
     let lines = count_lines(bytes);
     let (kind, out) = match split_cluster_info_sections(bytes) {
         Some(sections) => parse_sections(&entry.path, bytes, &sections),
@@ -180,6 +195,52 @@ fn parse_entry(entry: Entry, sieve: Option<&Sieve>) -> Parsed {
         kind,
         out,
     }
+}
+
+/// How much of a file the binary check looks at.
+const BINARY_SNIFF: usize = 8192;
+
+/// Binary members (profiles, core dumps, `.bin` memory traces) are skipped with a reason.
+/// Text with a byte-order mark for UTF-16 is not binary, whatever its NUL bytes.
+fn binary_content(bytes: &[u8]) -> Option<String> {
+    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+        return None;
+    }
+    let head = &bytes[..bytes.len().min(BINARY_SNIFF)];
+    if head.is_empty() {
+        return None;
+    }
+    // Text holds no NUL and few control bytes; latin-1 or broken UTF-8 is still text.
+    let control = head
+        .iter()
+        .filter(|&&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b) || b == 0x7f)
+        .count();
+    (control * 100 >= head.len() * 5 && control >= 8).then(|| {
+        format!(
+            "binary content ({}% control bytes in the first {} bytes), skipped",
+            control * 100 / head.len(),
+            head.len()
+        )
+    })
+}
+
+/// UTF-16 text with a byte-order mark, re-encoded as UTF-8 (unpaired surrogates replaced).
+fn decode_utf16(bytes: &[u8]) -> Option<Vec<u8>> {
+    let little = bytes.starts_with(&[0xFF, 0xFE]);
+    if !little && !bytes.starts_with(&[0xFE, 0xFF]) {
+        return None;
+    }
+    let units = bytes[2..].chunks_exact(2).map(|c| {
+        if little {
+            u16::from_le_bytes([c[0], c[1]])
+        } else {
+            u16::from_be_bytes([c[0], c[1]])
+        }
+    });
+    let text: String = char::decode_utf16(units)
+        .map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER))
+        .collect();
+    Some(text.into_bytes())
 }
 
 /// Formats whose meaning depends on the whole document (paths of facts, table headers).
@@ -401,6 +462,20 @@ fn strip_root<'a>(path: &'a str, root: &str) -> &'a str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn binary_and_utf16() {
+        let mut bin = vec![0u8; 100];
+        bin.extend_from_slice(b"ELF");
+        assert!(binary_content(&bin).is_some());
+        assert!(binary_content(b"2024-01-01 00:00:00,000\tINFO x.py:1 -- hi\n").is_none());
+        let utf16: Vec<u8> = [0xFF, 0xFE]
+            .into_iter()
+            .chain("Name: x\n".encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
+        assert!(binary_content(&utf16).is_none());
+        assert_eq!(decode_utf16(&utf16).as_deref(), Some(&b"Name: x\n"[..]));
+    }
 
     #[test]
     fn common_root_only_when_shared() {

@@ -63,7 +63,7 @@ impl Limits {
         max_entry_bytes: 8 << 30,
         max_entries: 200_000,
         max_depth: 4,
-        max_ratio: 1000,
+        max_ratio: 250,
     };
 }
 

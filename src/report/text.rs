@@ -24,7 +24,22 @@ pub fn write(w: &mut dyn Write, report: &Report, style: Style) -> io::Result<()>
         .causes
         .iter()
         .partition(|c| c.severity != Severity::Info);
-    if real.is_empty() {
+    let recognised = report.inventory.sources.keys().any(|k| *k != "unknown");
+    if !recognised {
+        writeln!(
+            w,
+            "\nraysift recognised no KubeRay, Ray or Kubernetes file in this bundle. It found {} file{}:",
+            report.inventory.files,
+            if report.inventory.files == 1 { "" } else { "s" }
+        )?;
+        for f in report.inventory.file_list.iter().take(20) {
+            writeln!(w, "  {} ({} bytes, {} lines)", f.path, f.bytes, f.lines)?;
+        }
+        if report.inventory.files > 20 {
+            writeln!(w, "  … and {} more", report.inventory.files - 20)?;
+        }
+        writeln!(w, "Expected: operator logs, Ray logs (/tmp/ray/session_latest/logs), kubectl describe or get output.")?;
+    } else if real.is_empty() {
         writeln!(
             w,
             "\nNo cause found above info: nothing in {} events points to a failure.",
