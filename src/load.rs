@@ -65,6 +65,41 @@ impl Loaded {
     }
 }
 
+/// Bytes of bundle content queued or being parsed at once (one larger file still passes alone).
+const IN_FLIGHT_BYTES: usize = 192 << 20;
+
+/// A byte budget shared by the reader and the parser threads.
+struct Gate {
+    used: Mutex<usize>,
+    freed: std::sync::Condvar,
+    budget: usize,
+}
+
+impl Gate {
+    fn new(budget: usize) -> Gate {
+        Gate { used: Mutex::new(0), freed: std::sync::Condvar::new(), budget }
+    }
+
+    /// Waits until `size` more bytes fit, or nothing is in flight.
+    fn acquire(&self, size: usize) {
+        let Ok(mut used) = self.used.lock() else { return };
+        while *used > 0 && *used + size > self.budget {
+            used = match self.freed.wait(used) {
+                Ok(g) => g,
+                Err(_) => return,
+            };
+        }
+        *used += size;
+    }
+
+    fn release(&self, size: usize) {
+        if let Ok(mut used) = self.used.lock() {
+            *used = used.saturating_sub(size);
+        }
+        self.freed.notify_all();
+    }
+}
+
 struct Parsed {
     path: String,
     mtime: Option<i64>,
@@ -92,12 +127,19 @@ pub fn load(path: &Path, cfg: &LoadConfig) -> Result<Loaded, OpenError> {
                 path: path.to_path_buf(),
                 reason: format!("cannot start {} parser threads: {e}", cfg.threads),
             })?;
+        // Backpressure: the reader waits while too many bytes are queued or being parsed, so
+        // that memory does not grow with the bundle when decompression outruns parsing.
+        let in_flight = Gate::new(IN_FLIGHT_BYTES);
         pool.in_place_scope(|scope| {
             bundle::walk(path, &cfg.limits, &mut |entry: Entry| {
+                let size = entry.bytes.len();
+                in_flight.acquire(size);
                 let results = &results;
                 let sieve = cfg.sieve.clone();
+                let in_flight = &in_flight;
                 scope.spawn(move |_| {
                     let parsed = parse_entry(entry, sieve.as_deref());
+                    in_flight.release(size);
                     if let Ok(mut all) = results.lock() {
                         all.push(parsed);
                     }
