@@ -13,7 +13,9 @@ const TARGET_BYTES: usize = 16 << 20;
 const RUNS: usize = 7;
 
 fn corpus_file(rel: &str) -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus").join(rel);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("corpus")
+        .join(rel);
     std::fs::read(&path).unwrap_or_else(|e| {
         eprintln!("cannot read {}: {e}", path.display());
         std::process::exit(1)
@@ -47,22 +49,58 @@ fn bench(name: &str, kind: SourceKind, rel: &str) {
         events = out.events.len();
         rates.push(input.len() as f64 / 1e6 / secs);
     }
-    println!("{name:<28} {:>8.1} MB/s  ({} MB, {events} events)", median(rates), input.len() / 1_000_000);
+    println!(
+        "{name:<28} {:>8.1} MB/s  ({} MB, {events} events)",
+        median(rates),
+        input.len() / 1_000_000
+    );
 }
 
 fn main() {
     // `cargo bench` passes `--bench`; nothing to parse.
     println!("parser throughput (median of {RUNS} runs, one thread)");
-    bench("operator (zap console 0.6)", SourceKind::Operator, "handmade-agent-died/operator-log.txt");
-    bench("operator (zap JSON 1.1)", SourceKind::Operator, "kuberay-log-missing-module/kuberay-operator.log");
-    bench("ray python (dashboard_agent)", SourceKind::DashboardAgent, "handmade-agent-died/head-logs/dashboard_agent.log");
-    bench("ray c++ (gcs_server.out)", SourceKind::GcsServer, "handmade-agent-died/head-logs/gcs_server.out");
-    bench("serve (proxy access log)", SourceKind::ServeProxy, "handmade-agent-died/head-logs/serve/http_proxy_10.244.1.7.log");
+    bench(
+        "operator (zap console 0.6)",
+        SourceKind::Operator,
+        "handmade-agent-died/operator-log.txt",
+    );
+    bench(
+        "operator (zap JSON 1.1)",
+        SourceKind::Operator,
+        "kuberay-log-missing-module/kuberay-operator.log",
+    );
+    bench(
+        "ray python (dashboard_agent)",
+        SourceKind::DashboardAgent,
+        "handmade-agent-died/head-logs/dashboard_agent.log",
+    );
+    bench(
+        "ray c++ (gcs_server.out)",
+        SourceKind::GcsServer,
+        "handmade-agent-died/head-logs/gcs_server.out",
+    );
+    bench(
+        "serve (proxy access log)",
+        SourceKind::ServeProxy,
+        "handmade-agent-died/head-logs/serve/http_proxy_10.244.1.7.log",
+    );
     bench("serve (controller)", SourceKind::ServeController, "kuberay-log-missing-module/doc-search-raycluster-xv5sl/doc-search-raycluster-xv5sl-head-k8w2m/serve/controller_271.log");
-    bench("kubectl describe rayservice", SourceKind::DescribeRayService, "handmade-agent-died/rayservice-describe.txt");
-    bench("kubectl get events", SourceKind::KubeEvents, "handmade-agent-died/events.txt");
+    bench(
+        "kubectl describe rayservice",
+        SourceKind::DescribeRayService,
+        "handmade-agent-died/rayservice-describe.txt",
+    );
+    bench(
+        "kubectl get events",
+        SourceKind::KubeEvents,
+        "handmade-agent-died/events.txt",
+    );
     bench("kube object (PodList JSON)", SourceKind::KubeObject, "troubleshoot-image-pull/support-bundle-2025-12-05T09_12_44/cluster-resources/pods/ray.json");
-    bench("kube object (YAML)", SourceKind::KubeObject, "kuberay-log-missing-module/rayservice.yaml");
+    bench(
+        "kube object (YAML)",
+        SourceKind::KubeObject,
+        "kuberay-log-missing-module/rayservice.yaml",
+    );
     engine();
 }
 
@@ -73,7 +111,13 @@ fn engine() {
     use raysift::rules::{engine::Engine, library};
     use raysift::timeline::{build, TimeConfig};
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/handmade-agent-died");
-    let loaded = match load(&dir, &LoadConfig { limits: Limits::DEFAULT, threads: 1 }) {
+    let loaded = match load(
+        &dir,
+        &LoadConfig {
+            limits: Limits::DEFAULT,
+            threads: 1,
+        },
+    ) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("{e}");
@@ -95,7 +139,10 @@ fn engine() {
     while events.len() < 300_000 {
         events.extend(tl.events.iter().cloned());
     }
-    let bytes: usize = events.iter().map(|e| e.message.len() + e.fields.iter().map(|(_, v)| v.len()).sum::<usize>()).sum();
+    let bytes: usize = events
+        .iter()
+        .map(|e| e.message.len() + e.fields.iter().map(|(_, v)| v.len()).sum::<usize>())
+        .sum();
     let mut rates = Vec::new();
     for _ in 0..5 {
         let t = Instant::now();

@@ -16,7 +16,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-use regex::{Captures, Regex};
+use regex::{Captures, Regex, RegexSet};
 
 use crate::event::Event;
 use crate::inventory::Inventory;
@@ -57,14 +57,18 @@ const PEM_MAX_RECORDS: u32 = 120;
 const SECRET_KEY: &str = r"[A-Za-z0-9_.\-]*(?:password|passwd|passphrase|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|private[_\-]?key|credentials?|client[_\-]?key|auth[_\-]?key|session[_\-]?key|signature)[A-Za-z0-9_.\-]*";
 
 static PEM_BLOCK: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)")
+    re(
+        r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)",
+    )
 });
 static PEM_END: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?s)\A.*?-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----"));
 static URL_CREDENTIALS: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/@:\[\]]*:[^\s/@]*@"));
 static AUTHORIZATION: LazyLock<Regex> = LazyLock::new(|| {
-    re(r#"(?i)\b((?:proxy-)?authorization"?\s*[:=]\s*"?(?:(?:bearer|basic|token|digest|negotiate)\s+)?)[^\s"',;]+"#)
+    re(
+        r#"(?i)\b((?:proxy-)?authorization"?\s*[:=]\s*"?(?:(?:bearer|basic|token|digest|negotiate)\s+)?)[^\s"',;]+"#,
+    )
 });
 static BEARER: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)\b((?:bearer|basic)\s+)[A-Za-z0-9\-._~+/]{8,}=*"));
@@ -87,7 +91,9 @@ static ENV_NAME_ONLY: LazyLock<Regex> = LazyLock::new(|| {
     ))
 });
 static ENV_VALUE_ONLY: LazyLock<Regex> = LazyLock::new(|| {
-    re(r#"(?i)^(\s*-?\s*"?value"?\s*[:=]\s*)(?:"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s"',}]+))"#)
+    re(
+        r#"(?i)^(\s*-?\s*"?value"?\s*[:=]\s*)(?:"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s"',}]+))"#,
+    )
 });
 static KNOWN_TOKENS: LazyLock<Regex> = LazyLock::new(|| {
     re(concat!(
@@ -110,13 +116,19 @@ static BASE64_LINE: LazyLock<Regex> =
 static URL_HOST: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)\b([a-z][a-z0-9+.\-]*://)([a-z0-9.\-]+|\[[0-9a-f:.]+\])"));
 static HOST_KEY: LazyLock<Regex> = LazyLock::new(|| {
-    re(r#"(?i)\b((?:host|hostname|host_name|node|node_name|nodename|node_ip|node_ip_address|pod_ip|podip|host_ip|hostip)"?\s*[:=]\s*"?)([A-Za-z0-9][A-Za-z0-9.\-]*[A-Za-z0-9])"#)
+    re(
+        r#"(?i)\b((?:host|hostname|host_name|node|node_name|nodename|node_ip|node_ip_address|pod_ip|podip|host_ip|hostip)"?\s*[:=]\s*"?)([A-Za-z0-9][A-Za-z0-9.\-]*[A-Za-z0-9])"#,
+    )
 });
 static DNS_NAME: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\b(?:[a-z0-9](?:[a-z0-9\-]*[a-z0-9])?\.)+(?:local|internal|svc|com|net|org|io|dev|ai|cloud|corp|lan|intra|example|home)\b")
+    re(
+        r"(?i)\b(?:[a-z0-9](?:[a-z0-9\-]*[a-z0-9])?\.)+(?:local|internal|svc|com|net|org|io|dev|ai|cloud|corp|lan|intra|example|home)\b",
+    )
 });
 static IPV6: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\b(?:(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}|(?:[0-9a-f]{1,4}:){1,6}:(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){0,5})?)")
+    re(
+        r"(?i)\b(?:(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}|(?:[0-9a-f]{1,4}:){1,6}:(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){0,5})?)",
+    )
 });
 static IPV4: LazyLock<Regex> = LazyLock::new(|| re(r"\d{1,3}(?:\.\d{1,3}){3}"));
 
@@ -221,8 +233,7 @@ impl Redactor {
                 .any(|(k, v)| k == "object" && v.starts_with("Secret/"));
             let secret_path = ev.fields.iter().any(|(k, v)| {
                 k == "path"
-                    && (secret_object
-                        && (v.starts_with("data.") || v.starts_with("stringdata."))
+                    && (secret_object && (v.starts_with("data.") || v.starts_with("stringdata."))
                         || KEY_VALUE_NAME.is_match(v.rsplit('.').next().unwrap_or("")))
             });
             if secret_object && secret_path && !ev.message.contains(MASK) {
@@ -347,20 +358,31 @@ impl Redactor {
     }
 
     fn pseudonymize<'a>(&mut self, s: &'a str) -> Cow<'a, str> {
-        if !s.bytes().any(|b| b.is_ascii_digit() || b == b'.' || b == b':') {
+        // Indices follow HOST_SET; a pseudonym matches none of the patterns.
+        let hits = HOST_SET.matches(s);
+        if !hits.matched_any() {
             return Cow::Borrowed(s);
         }
-        let s = replace_cow(Cow::Borrowed(s), &URL_HOST, |c| {
-            format!("{}{}", &c[1], self.host_or_keep(&c[2]))
-        });
-        let s = replace_cow(s, &HOST_KEY, |c| {
-            format!("{}{}", &c[1], self.host_or_keep(&c[2]))
-        });
-        let s = replace_cow(s, &DNS_NAME, |c| self.host_or_keep(&c[0]));
+        let mut s = Cow::Borrowed(s);
+        if hits.matched(0) {
+            s = replace_cow(s, &URL_HOST, |c| {
+                format!("{}{}", &c[1], self.host_or_keep(&c[2]))
+            });
+        }
+        if hits.matched(1) {
+            s = replace_cow(s, &HOST_KEY, |c| {
+                format!("{}{}", &c[1], self.host_or_keep(&c[2]))
+            });
+        }
+        if hits.matched(2) {
+            s = replace_cow(s, &DNS_NAME, |c| self.host_or_keep(&c[0]));
+        }
+        if !hits.matched(3) {
+            return if hits.matched(4) { self.ipv4(s) } else { s };
+        }
         let s = replace_cow(s, &IPV6, |c| {
             let m = &c[0];
-            if m.parse::<std::net::Ipv6Addr>().is_ok() && m.bytes().any(|b| b.is_ascii_digit())
-            {
+            if m.parse::<std::net::Ipv6Addr>().is_ok() && m.bytes().any(|b| b.is_ascii_digit()) {
                 self.host_or_keep(m)
             } else {
                 m.to_string()
@@ -382,7 +404,8 @@ impl Redactor {
                 || after
                     .strip_prefix('.')
                     .is_some_and(|a| a.starts_with(|c: char| c.is_ascii_digit()));
-            let bounded = !matches!(before, Some(c) if c.is_ascii_digit() || c == '.') && !after_digit;
+            let bounded =
+                !matches!(before, Some(c) if c.is_ascii_digit() || c == '.') && !after_digit;
             let text = m.as_str();
             if !bounded || text.parse::<std::net::Ipv4Addr>().is_err() {
                 continue;
@@ -398,6 +421,31 @@ impl Redactor {
         out.push_str(s.get(last..).unwrap_or(""));
         Cow::Owned(out)
     }
+}
+
+/// Every secret pattern at once: one pass tells which (usually none) need a replacement.
+static SECRET_SET: LazyLock<RegexSet> = LazyLock::new(|| {
+    set(&[
+        &PEM_BLOCK,
+        &URL_CREDENTIALS,
+        &AUTHORIZATION,
+        &BEARER,
+        &COOKIE,
+        &ENV_PAIR,
+        &KEY_VALUE,
+        &KNOWN_TOKENS,
+        &EMAIL,
+        &BASE64_LINE,
+        &OPAQUE_TOKEN,
+    ])
+});
+static HOST_SET: LazyLock<RegexSet> =
+    LazyLock::new(|| set(&[&URL_HOST, &HOST_KEY, &DNS_NAME, &IPV6, &IPV4]));
+
+#[allow(clippy::expect_used)]
+fn set(patterns: &[&Regex]) -> RegexSet {
+    RegexSet::new(patterns.iter().map(|r| r.as_str()))
+        .expect("redaction pattern literals compile as a set")
 }
 
 /// A key name alone (for structured fields): `password`, `db_password`, `hf_token`.
@@ -417,16 +465,47 @@ fn replace_cow<'a>(
 /// Masks every secret in `s`; the order matters (credentials in URLs before e-mails,
 /// whole blocks before words).
 fn mask_secrets(s: &str) -> Cow<'_, str> {
-    let s = replace_cow(Cow::Borrowed(s), &PEM_BLOCK, |_| MASK.to_string());
-    let s = replace_cow(s, &URL_CREDENTIALS, |c| format!("{}{MASK}@", &c[1]));
-    let s = replace_cow(s, &AUTHORIZATION, |c| format!("{}{MASK}", &c[1]));
-    let s = replace_cow(s, &BEARER, |c| format!("{}{MASK}", &c[1]));
-    let s = replace_cow(s, &COOKIE, |c| format!("{}{MASK}", &c[1]));
-    let s = replace_cow(s, &ENV_PAIR, |c| masked_value(c, &c[1]));
-    let s = replace_cow(s, &KEY_VALUE, key_value);
-    let s = replace_cow(s, &KNOWN_TOKENS, |_| MASK.to_string());
-    let s = replace_cow(s, &EMAIL, |_| MASK.to_string());
-    let s = replace_cow(s, &BASE64_LINE, |c| format!("{}{MASK}", &c[1]));
+    // Indices follow SECRET_SET. A replacement only inserts the mask, which no later pattern
+    // matches, so the hits of the original string are the only ones to apply.
+    let hits = SECRET_SET.matches(s);
+    if !hits.matched_any() {
+        return Cow::Borrowed(s);
+    }
+    let on = |i: usize| hits.matched(i);
+    let mut s = Cow::Borrowed(s);
+    if on(0) {
+        s = replace_cow(s, &PEM_BLOCK, |_| MASK.to_string());
+    }
+    if on(1) {
+        s = replace_cow(s, &URL_CREDENTIALS, |c| format!("{}{MASK}@", &c[1]));
+    }
+    if on(2) {
+        s = replace_cow(s, &AUTHORIZATION, |c| format!("{}{MASK}", &c[1]));
+    }
+    if on(3) {
+        s = replace_cow(s, &BEARER, |c| format!("{}{MASK}", &c[1]));
+    }
+    if on(4) {
+        s = replace_cow(s, &COOKIE, |c| format!("{}{MASK}", &c[1]));
+    }
+    if on(5) {
+        s = replace_cow(s, &ENV_PAIR, |c| masked_value(c, &c[1]));
+    }
+    if on(6) {
+        s = replace_cow(s, &KEY_VALUE, key_value);
+    }
+    if on(7) {
+        s = replace_cow(s, &KNOWN_TOKENS, |_| MASK.to_string());
+    }
+    if on(8) {
+        s = replace_cow(s, &EMAIL, |_| MASK.to_string());
+    }
+    if on(9) {
+        s = replace_cow(s, &BASE64_LINE, |c| format!("{}{MASK}", &c[1]));
+    }
+    if !on(10) {
+        return s;
+    }
     replace_cow(s, &OPAQUE_TOKEN, |c| {
         let w = &c[0];
         let mixed = w.bytes().any(|b| b.is_ascii_uppercase())
@@ -502,44 +581,116 @@ mod tests {
             "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc",
             "Authorization: Bearer [REDACTED]",
         );
-        check(false, "curl -H 'Authorization: token ghp_abcdefghijklmnopqrstuvwx1234' x", "curl -H 'Authorization: token [REDACTED]' x");
-        check(false, "sent bearer abcdefgh12345678", "sent bearer [REDACTED]");
+        check(
+            false,
+            "curl -H 'Authorization: token ghp_abcdefghijklmnopqrstuvwx1234' x",
+            "curl -H 'Authorization: token [REDACTED]' x",
+        );
+        check(
+            false,
+            "sent bearer abcdefgh12345678",
+            "sent bearer [REDACTED]",
+        );
         check(false, "basic auth is off", "basic auth is off");
     }
 
     #[test]
     fn key_values_in_every_syntax() {
         check(false, "password: hunter2", "password: [REDACTED]");
-        check(false, "DB_PASSWORD=hunter2 RAY_ADDRESS=auto", "DB_PASSWORD=[REDACTED] RAY_ADDRESS=auto");
-        check(false, r#"{"api_key": "abc def", "n": 1}"#, r#"{"api_key": "[REDACTED]", "n": 1}"#);
+        check(
+            false,
+            "DB_PASSWORD=hunter2 RAY_ADDRESS=auto",
+            "DB_PASSWORD=[REDACTED] RAY_ADDRESS=auto",
+        );
+        check(
+            false,
+            r#"{"api_key": "abc def", "n": 1}"#,
+            r#"{"api_key": "[REDACTED]", "n": 1}"#,
+        );
         check(false, "{'secret': 's3cr3t'}", "{'secret': '[REDACTED]'}");
-        check(false, "export HF_TOKEN='hf_x y'", "export HF_TOKEN='[REDACTED]'");
-        check(false, "GET /x?token=abc&page=2", "GET /x?token=[REDACTED]&page=2");
-        check(false, "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key = [REDACTED]");
+        check(
+            false,
+            "export HF_TOKEN='hf_x y'",
+            "export HF_TOKEN='[REDACTED]'",
+        );
+        check(
+            false,
+            "GET /x?token=abc&page=2",
+            "GET /x?token=[REDACTED]&page=2",
+        );
+        check(
+            false,
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "aws_secret_access_key = [REDACTED]",
+        );
     }
 
     #[test]
     fn harmless_keys_stay() {
-        check(false, "num_tokens: 512 max_tokens=64", "num_tokens: 512 max_tokens=64");
+        check(
+            false,
+            "num_tokens: 512 max_tokens=64",
+            "num_tokens: 512 max_tokens=64",
+        );
         check(false, "secretName: ray-tls", "secretName: ray-tls");
-        check(false, "password authentication failed for user ray", "password authentication failed for user ray");
+        check(
+            false,
+            "password authentication failed for user ray",
+            "password authentication failed for user ray",
+        );
     }
 
     #[test]
     fn known_token_shapes() {
-        check(false, "key AKIAIOSFODNN7EXAMPLE used", "key [REDACTED] used");
-        check(false, "using hf_abcdefghijklmnopqrstuvwxyz12", "using [REDACTED]");
-        check(false, "slack xoxb-1234567890-abcdefghij", "slack [REDACTED]");
-        check(false, "openai sk-proj-abcdefghijklmnopqrstuvwx", "openai [REDACTED]");
+        check(
+            false,
+            "key AKIAIOSFODNN7EXAMPLE used",
+            "key [REDACTED] used",
+        );
+        check(
+            false,
+            "using hf_abcdefghijklmnopqrstuvwxyz12",
+            "using [REDACTED]",
+        );
+        check(
+            false,
+            "slack xoxb-1234567890-abcdefghij",
+            "slack [REDACTED]",
+        );
+        check(
+            false,
+            "openai sk-proj-abcdefghijklmnopqrstuvwx",
+            "openai [REDACTED]",
+        );
     }
 
     #[test]
     fn url_credentials_cookies_emails() {
-        check(false, "pip from https://alice:s3cret@pypi.example.com/simple", "pip from https://[REDACTED]@pypi.example.com/simple");
-        check(false, "redis://:hunter2@10.0.0.5:6379", "redis://[REDACTED]@10.0.0.5:6379");
-        check(false, "Cookie: session=abc; theme=dark", "Cookie: [REDACTED]");
-        check(false, "Set-Cookie: sid=1; HttpOnly", "Set-Cookie: [REDACTED]");
-        check(false, "owner alice.smith+ray@example.co.uk paged", "owner [REDACTED] paged");
+        check(
+            false,
+            "pip from https://alice:s3cret@pypi.example.com/simple",
+            "pip from https://[REDACTED]@pypi.example.com/simple",
+        );
+        check(
+            false,
+            "redis://:hunter2@10.0.0.5:6379",
+            "redis://[REDACTED]@10.0.0.5:6379",
+        );
+        check(
+            false,
+            "Cookie: session=abc; theme=dark",
+            "Cookie: [REDACTED]",
+        );
+        check(
+            false,
+            "Set-Cookie: sid=1; HttpOnly",
+            "Set-Cookie: [REDACTED]",
+        );
+        check(
+            false,
+            "owner alice.smith+ray@example.co.uk paged",
+            "owner [REDACTED] paged",
+        );
     }
 
     #[test]
@@ -556,14 +707,30 @@ mod tests {
             "  [REDACTED]\nnext",
         );
         // Hex ids are one case and are kept: they are how a reader correlates.
-        check(false, "node_id=8e2a0c4f1b6d9e3a7c5f2b8d4e6a1c3f5b7d9e2a4c6f8b1d3e5a7c9f", "node_id=8e2a0c4f1b6d9e3a7c5f2b8d4e6a1c3f5b7d9e2a4c6f8b1d3e5a7c9f");
+        check(
+            false,
+            "node_id=8e2a0c4f1b6d9e3a7c5f2b8d4e6a1c3f5b7d9e2a4c6f8b1d3e5a7c9f",
+            "node_id=8e2a0c4f1b6d9e3a7c5f2b8d4e6a1c3f5b7d9e2a4c6f8b1d3e5a7c9f",
+        );
     }
 
     #[test]
     fn env_pairs_in_one_record() {
-        check(false, r#"{"name":"DB_PASSWORD","value":"hunter2"}"#, r#"{"name":"DB_PASSWORD","value":"[REDACTED]"}"#);
-        check(false, "- name: AWS_SECRET_ACCESS_KEY\n  value: abc", "- name: AWS_SECRET_ACCESS_KEY\n  value: [REDACTED]");
-        check(false, "- name: RAY_ADDRESS\n  value: auto", "- name: RAY_ADDRESS\n  value: auto");
+        check(
+            false,
+            r#"{"name":"DB_PASSWORD","value":"hunter2"}"#,
+            r#"{"name":"DB_PASSWORD","value":"[REDACTED]"}"#,
+        );
+        check(
+            false,
+            "- name: AWS_SECRET_ACCESS_KEY\n  value: abc",
+            "- name: AWS_SECRET_ACCESS_KEY\n  value: [REDACTED]",
+        );
+        check(
+            false,
+            "- name: RAY_ADDRESS\n  value: auto",
+            "- name: RAY_ADDRESS\n  value: auto",
+        );
     }
 
     #[test]
@@ -604,20 +771,43 @@ mod tests {
     fn hosts_get_stable_pseudonyms() {
         let mut r = Redactor::new(RedactConfig { hosts: true });
         let a = r.text("Get \"http://svc-head.default.svc.cluster.local:52365/api\": dial tcp 10.96.118.42:52365");
-        let b = r.text("10.96.118.42 and svc-head.default.svc.cluster.local again, then 10.244.1.7");
+        let b =
+            r.text("10.96.118.42 and svc-head.default.svc.cluster.local again, then 10.244.1.7");
         assert_eq!(a, "Get \"http://host-1:52365/api\": dial tcp ip-1:52365");
         assert_eq!(b, "ip-1 and host-1 again, then ip-2");
-        assert_eq!(r.text("logs/http_proxy_10.244.1.7.log"), "logs/http_proxy_ip-2.log");
+        assert_eq!(
+            r.text("logs/http_proxy_10.244.1.7.log"),
+            "logs/http_proxy_ip-2.log"
+        );
         assert_eq!(r.text("Node: kind-worker/172.18.0.3"), "Node: host-2/ip-3");
-        assert_eq!(r.text("hostname=ip-10-0-1-2.ec2.internal"), "hostname=host-3");
+        assert_eq!(
+            r.text("hostname=ip-10-0-1-2.ec2.internal"),
+            "hostname=host-3"
+        );
         assert_eq!(r.text("peer fe80::1ff:fe23:4567:890a up"), "peer ip-4 up");
     }
 
     #[test]
     fn what_hosts_mode_leaves_alone() {
-        check(true, "see https://docs.ray.io/en/latest and github.com/ray-project", "see https://docs.ray.io/en/latest and github.com/ray-project");
-        check(true, "ray 2.5.1 at 16:02:08.775, version 1.2.3.4.5, listen 0.0.0.0:8000", "ray 2.5.1 at 16:02:08.775, version 1.2.3.4.5, listen 0.0.0.0:8000");
-        check(true, "ray.serve._private.controller raylet.out", "ray.serve._private.controller raylet.out");
-        check(false, "dial tcp 10.96.118.42:52365", "dial tcp 10.96.118.42:52365");
+        check(
+            true,
+            "see https://docs.ray.io/en/latest and github.com/ray-project",
+            "see https://docs.ray.io/en/latest and github.com/ray-project",
+        );
+        check(
+            true,
+            "ray 2.5.1 at 16:02:08.775, version 1.2.3.4.5, listen 0.0.0.0:8000",
+            "ray 2.5.1 at 16:02:08.775, version 1.2.3.4.5, listen 0.0.0.0:8000",
+        );
+        check(
+            true,
+            "ray.serve._private.controller raylet.out",
+            "ray.serve._private.controller raylet.out",
+        );
+        check(
+            false,
+            "dial tcp 10.96.118.42:52365",
+            "dial tcp 10.96.118.42:52365",
+        );
     }
 }

@@ -306,7 +306,10 @@ mod tests {
         assert_eq!(data.lanes.iter().map(|l| l.total).sum::<u64>(), timed);
         for lane in &data.lanes {
             assert_eq!(lane.all.len(), 100);
-            assert_eq!(lane.all.iter().map(|&n| u64::from(n)).sum::<u64>(), lane.total);
+            assert_eq!(
+                lane.all.iter().map(|&n| u64::from(n)).sum::<u64>(),
+                lane.total
+            );
             assert!(lane.total_warn <= lane.total);
         }
         // The first event falls in bucket 0, the last in bucket 99.
@@ -351,8 +354,11 @@ mod tests {
         };
         let data = timeline_data(&tl, &report, &cfg);
         // Only the evidence and events at the very same instants remain.
-        assert!(data.rows.iter().all(|r| !r.evidence.is_empty()
-            || data.markers.iter().any(|m| Some(&m.ts) == r.ts.as_ref())));
+        assert!(data
+            .rows
+            .iter()
+            .all(|r| !r.evidence.is_empty()
+                || data.markers.iter().any(|m| Some(&m.ts) == r.ts.as_ref())));
     }
 
     #[test]

@@ -212,7 +212,10 @@ fn write_picture(w: &mut dyn Write, report: &Report, t: &TimelineData) -> io::Re
         "<section id=\"timeline\" class=\"picture\">\n<h2>Incident timeline</h2>"
     )?;
     if t.lanes.is_empty() {
-        writeln!(w, "<p class=\"note\">No event in the bundle has a time.</p>\n</section>")?;
+        writeln!(
+            w,
+            "<p class=\"note\">No event in the bundle has a time.</p>\n</section>"
+        )?;
         return Ok(());
     }
     writeln!(
@@ -505,7 +508,10 @@ fn write_events(w: &mut dyn Write, t: &TimelineData) -> io::Result<()> {
         "<section id=\"events-section\">\n<h2>Events around the evidence</h2>"
     )?;
     if t.rows.is_empty() {
-        writeln!(w, "<p class=\"note\">No evidence to show events around.</p>\n</section>")?;
+        writeln!(
+            w,
+            "<p class=\"note\">No evidence to show events around.</p>\n</section>"
+        )?;
         return Ok(());
     }
     let sources: BTreeSet<&str> = t.rows.iter().map(|r| r.source).collect();
@@ -515,7 +521,10 @@ fn write_events(w: &mut dyn Write, t: &TimelineData) -> io::Result<()> {
         "<input type=\"search\" id=\"q\" placeholder=\"Filter: text, file, component…\" aria-label=\"Filter events\">"
     )?;
     writeln!(w, "<label>Level <select id=\"lvl\"><option value=\"\">any</option><option value=\"info\">info+</option><option value=\"warning\">warning+</option><option value=\"error\">error+</option></select></label>")?;
-    write!(w, "<label>Source <select id=\"src\"><option value=\"\">any</option>")?;
+    write!(
+        w,
+        "<label>Source <select id=\"src\"><option value=\"\">any</option>"
+    )?;
     for s in &sources {
         write!(w, "<option>{}</option>", esc(s))?;
     }

@@ -31,7 +31,10 @@ pub fn write(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     )?;
 
     if report.causes.is_empty() {
-        writeln!(w, "No cause found: nothing in the bundle points to a failure.\n")?;
+        writeln!(
+            w,
+            "No cause found: nothing in the bundle points to a failure.\n"
+        )?;
     } else {
         writeln!(w, "| # | Severity | Confidence | Cause | Id |")?;
         writeln!(w, "|--:|---|--:|---|---|")?;
@@ -220,7 +223,10 @@ fn write_inventory(w: &mut dyn Write, report: &Report) -> io::Result<()> {
         writeln!(w)?;
     }
     if !inv.zones.is_empty() {
-        writeln!(w, "Time zones of Ray logs (local time, no zone in the file):\n")?;
+        writeln!(
+            w,
+            "Time zones of Ray logs (local time, no zone in the file):\n"
+        )?;
         for z in &inv.zones {
             writeln!(
                 w,

@@ -46,7 +46,9 @@ fn at(hms: &str) -> Option<Timestamp> {
 fn ev(file: u32, line: u32, time: &str, level: Level, component: &str, message: &str) -> Event {
     let mut e = Event::new(line, message);
     e.file = file;
-    e.kind = FILES.get(file as usize).map_or(SourceKind::Unknown, |f| f.1);
+    e.kind = FILES
+        .get(file as usize)
+        .map_or(SourceKind::Unknown, |f| f.1);
     e.ts = if time.is_empty() { None } else { at(time) };
     e.level = level;
     e.component = component.to_string();
@@ -59,9 +61,7 @@ fn evidence(file: u32, line: u32, time: &str, text: &str, meaning: &str) -> Evid
         file: FILES.get(file as usize).map_or("", |f| f.0).to_string(),
         line,
         ts: at(time).map(|t| t.rfc3339()),
-        source: FILES
-            .get(file as usize)
-            .map_or("unknown", |f| f.1.as_str()),
+        source: FILES.get(file as usize).map_or("unknown", |f| f.1.as_str()),
         text: text.to_string(),
         meaning: meaning.to_string(),
     }
@@ -127,7 +127,8 @@ pub(crate) fn fixture() -> (Timeline, Report) {
         capture: None,
     };
 
-    let refused_meaning = "the operator's status GET was refused: nothing listens on the port any more";
+    let refused_meaning =
+        "the operator's status GET was refused: nothing listens on the port any more";
     let agent_died = Cause {
         rank: 1,
         id: "dashboard_agent_died_after_deploy".to_string(),
@@ -236,7 +237,10 @@ fn text_wrapped_to_a_terminal() {
     // Only words longer than the width (URLs, paths) may overflow.
     for line in out.lines() {
         if line.chars().count() > 72 {
-            assert!(!line.trim().contains(' ') || line.contains("http"), "{line}");
+            assert!(
+                !line.trim().contains(' ') || line.contains("http"),
+                "{line}"
+            );
         }
     }
 }
@@ -265,10 +269,12 @@ fn quiet_line() {
 #[test]
 fn json() {
     let (_, report) = fixture();
-    let out = render(|w| {
-        serde_json::to_writer_pretty(&mut *w, &report).map_err(std::io::Error::from)
-    });
-    assert!(!out.contains("\"timeline\""), "no timeline section unless asked");
+    let out =
+        render(|w| serde_json::to_writer_pretty(&mut *w, &report).map_err(std::io::Error::from));
+    assert!(
+        !out.contains("\"timeline\""),
+        "no timeline section unless asked"
+    );
     assert_snapshot!(out);
 }
 
@@ -330,7 +336,10 @@ fn html_structure() {
     for c in &report.causes {
         for e in &c.evidence {
             let id = super::html::row_id(&e.file, e.line);
-            assert!(html.contains(&format!("<tr id=\"{id}\" class=\"evidence\"")), "{id}");
+            assert!(
+                html.contains(&format!("<tr id=\"{id}\" class=\"evidence\"")),
+                "{id}"
+            );
             assert!(html.contains(&format!("href=\"#{id}\"")), "{id}");
         }
     }
@@ -356,7 +365,9 @@ fn hostile_text_stays_text() {
     let md = render(|w| super::markdown::write(w, &report));
     assert!(!md.contains("<script>"));
     // The evidence sits in a fence longer than the backticks inside it, so it stays text.
-    assert!(md.contains("````text\nbundle.tar.gz") || md.contains("````text\noperator-log.txt:471"));
+    assert!(
+        md.contains("````text\nbundle.tar.gz") || md.contains("````text\noperator-log.txt:471")
+    );
     assert!(md.matches("<img").count() == 1 && md.contains("    <img src"));
 }
 
@@ -364,14 +375,32 @@ fn hostile_text_stays_text() {
 /// `@import` naming `http(s)://` or a protocol-relative `//`. Anchors are links, not loads.
 pub(crate) fn assert_no_remote_resources(html: &str) {
     let lower = html.to_ascii_lowercase();
-    for bad in ["src=\"http", "src='http", "src=\"//", "url(http", "url(\"http", "url('http", "url(//", "@import", "<link", "<iframe", "<object", "<embed", "xlink:href=\"http"] {
+    for bad in [
+        "src=\"http",
+        "src='http",
+        "src=\"//",
+        "url(http",
+        "url(\"http",
+        "url('http",
+        "url(//",
+        "@import",
+        "<link",
+        "<iframe",
+        "<object",
+        "<embed",
+        "xlink:href=\"http",
+    ] {
         assert!(!lower.contains(bad), "remote resource reference {bad:?}");
     }
     // The only places an address may appear in an attribute are anchors.
     let mut rest = lower.as_str();
     while let Some(i) = rest.find("=\"http") {
         let before = rest.get(..i).unwrap_or("");
-        assert!(before.ends_with("<a href") || before.ends_with("<li><a href"), "address in a non-anchor attribute near {:?}", rest.get(i.saturating_sub(40)..i + 20));
+        assert!(
+            before.ends_with("<a href") || before.ends_with("<li><a href"),
+            "address in a non-anchor attribute near {:?}",
+            rest.get(i.saturating_sub(40)..i + 20)
+        );
         rest = rest.get(i + 6..).unwrap_or("");
     }
 }

@@ -79,11 +79,7 @@ pub fn write(w: &mut dyn Write, report: &Report, opts: TextOptions) -> io::Resul
 
 /// One line for scripts and prompts: the top cause, or that there is none.
 pub fn write_summary_line(w: &mut dyn Write, report: &Report) -> io::Result<()> {
-    match report
-        .causes
-        .iter()
-        .find(|c| c.severity != Severity::Info)
-    {
+    match report.causes.iter().find(|c| c.severity != Severity::Info) {
         Some(c) => writeln!(
             w,
             "#{} {} {} ({}, confidence {:.2}): {}",
@@ -131,7 +127,13 @@ fn wrap_opt(opts: TextOptions, text: &str, first_indent: usize, indent: usize) -
 }
 
 /// A paragraph: `first` before the first line, `rest` before the others.
-fn para(w: &mut dyn Write, opts: TextOptions, first: &str, rest: &str, text: &str) -> io::Result<()> {
+fn para(
+    w: &mut dyn Write,
+    opts: TextOptions,
+    first: &str,
+    rest: &str,
+    text: &str,
+) -> io::Result<()> {
     for (i, line) in wrap_opt(opts, text, first.chars().count(), rest.chars().count())
         .iter()
         .enumerate()
@@ -150,9 +152,13 @@ fn write_cause(w: &mut dyn Write, c: &Cause, opts: TextOptions) -> io::Result<()
         Some(width) if head_len > width => {
             // Too long for one line: the title wraps, the tag goes below it.
             let first = rank.len() + c.severity.as_str().len() + 2;
-            for (i, line) in wrap(&c.title, width.saturating_sub(first), width.saturating_sub(3))
-                .iter()
-                .enumerate()
+            for (i, line) in wrap(
+                &c.title,
+                width.saturating_sub(first),
+                width.saturating_sub(3),
+            )
+            .iter()
+            .enumerate()
             {
                 if i == 0 {
                     writeln!(
@@ -230,7 +236,12 @@ fn write_cause(w: &mut dyn Write, c: &Cause, opts: TextOptions) -> io::Result<()
     Ok(())
 }
 
-fn write_evidence(w: &mut dyn Write, e: &Evidence, opts: TextOptions, indent: &str) -> io::Result<()> {
+fn write_evidence(
+    w: &mut dyn Write,
+    e: &Evidence,
+    opts: TextOptions,
+    indent: &str,
+) -> io::Result<()> {
     let style = opts.style;
     let ts = e.ts.as_deref().unwrap_or("-");
     let place = format!("{}:{}", e.file, e.line);
@@ -238,7 +249,9 @@ fn write_evidence(w: &mut dyn Write, e: &Evidence, opts: TextOptions, indent: &s
     let first = lines.next().unwrap_or("");
     let prefix_len = indent.chars().count() + place.chars().count() + ts.chars().count() + 2;
     let cont = format!("{indent}    ");
-    let room = opts.width.map_or(usize::MAX, |w| w.saturating_sub(prefix_len));
+    let room = opts
+        .width
+        .map_or(usize::MAX, |w| w.saturating_sub(prefix_len));
     if room < 30 {
         // A long place leaves no room: the text starts on the next line.
         writeln!(w, "{indent}{} {}", style.dim(&place), style.dim(ts))?;
@@ -251,12 +264,7 @@ fn write_evidence(w: &mut dyn Write, e: &Evidence, opts: TextOptions, indent: &s
     let wrapped = wrap_opt(opts, first, prefix_len, cont.chars().count());
     for (i, line) in wrapped.iter().enumerate() {
         if i == 0 {
-            writeln!(
-                w,
-                "{indent}{} {} {line}",
-                style.dim(&place),
-                style.dim(ts)
-            )?;
+            writeln!(w, "{indent}{} {} {line}", style.dim(&place), style.dim(ts))?;
         } else {
             writeln!(w, "{cont}{line}")?;
         }
