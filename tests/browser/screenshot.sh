@@ -4,7 +4,8 @@
 # browser. Needs Debian's `chromium` package (apt-get install -y chromium).
 #
 # Usage: tests/browser/screenshot.sh [BUNDLE] [OUT.png] [extra raysift flags…]
-# Defaults: the hand-made agent-death corpus bundle, target/report-screenshot.png.
+# Defaults: the hand-made agent-death corpus bundle, target/report-screenshot.png;
+# WINDOW=1400,6000 makes a taller page (the event table sits below the causes).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -28,7 +29,7 @@ html="$work/report.html"
 # alone, and the browser must not phone home while doing so.
 "$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
     --disable-background-networking --disable-component-update --disable-sync \
-    --user-data-dir="$work/profile" --screenshot="$png" --window-size=1400,2000 \
+    --user-data-dir="$work/profile" --screenshot="$png" --window-size="${WINDOW:-1400,2000}" \
     "file://$html" 2>"$work/chromium.log" || {
         cat "$work/chromium.log" >&2
         exit 1
