@@ -13,7 +13,10 @@ use crate::inventory::Inventory;
 use crate::load::{load, LoadConfig};
 use crate::query::{self, Query};
 use crate::rank::rank;
+use crate::redact::{RedactConfig, Redactor};
 use crate::report::style::Style;
+use crate::report::TextOptions;
+use crate::report_data::{timeline_data, TimelineDataConfig};
 use crate::rules::engine::Engine;
 use crate::rules::sieve::Sieve;
 use crate::rules::{library, Rule, Severity};
@@ -49,6 +52,44 @@ pub enum Command {
     Rules(RulesArgs),
     /// Validate pattern files (every rule, its doc and its sample lines)
     CheckPatterns(CheckPatternsArgs),
+    /// Print a shell completion script (bash, zsh or fish) to standard output
+    Completions(CompletionsArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to complete for
+    #[arg(value_enum)]
+    pub shell: ShellArg,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ShellArg {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+#[derive(Args, Debug)]
+pub struct RedactArgs {
+    /// Mask secrets before anything is written: tokens, keys, passwords, credentials in
+    /// URLs, cookies, private keys, e-mail addresses
+    #[arg(long)]
+    pub redact: bool,
+    /// Also replace IP addresses and host names with stable pseudonyms (ip-1, host-1, …);
+    /// implies --redact
+    #[arg(long)]
+    pub redact_hosts: bool,
+}
+
+impl RedactArgs {
+    fn redactor(&self) -> Option<Redactor> {
+        (self.redact || self.redact_hosts).then(|| {
+            Redactor::new(RedactConfig {
+                hosts: self.redact_hosts,
+            })
+        })
+    }
 }
 
 #[derive(Args, Debug)]
@@ -140,6 +181,11 @@ pub struct AnalyzeArgs {
     /// Print the inventory (files, sources, zones, diagnostics) instead of the causes
     #[arg(long)]
     pub inventory: bool,
+    /// Print one summary line (the top cause, or "no cause") instead of the report
+    #[arg(long, short)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub redact: RedactArgs,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -163,8 +209,14 @@ impl From<SeverityArg> for Severity {
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum AnalyzeFormat {
+    /// The ranked report for a terminal
     Text,
+    /// The `raysift.report/v1` JSON contract
     Json,
+    /// GitHub-flavoured markdown for an issue or a ticket
+    Markdown,
+    /// One self-contained HTML page with the incident timeline picture
+    Html,
 }
 
 #[derive(Args, Debug)]
@@ -195,6 +247,8 @@ pub struct TimelineArgs {
     /// Output format: aligned text, or one JSON object per event
     #[arg(long, value_enum, default_value_t = TimelineFormat::Text)]
     pub format: TimelineFormat,
+    #[command(flatten)]
+    pub redact: RedactArgs,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -260,6 +314,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Timeline(args) => timeline(args),
         Command::Rules(args) => rules_cmd(args),
         Command::CheckPatterns(args) => check_patterns(args),
+        Command::Completions(args) => completions(args),
     }
 }
 
@@ -313,21 +368,35 @@ fn load_rules(patterns: Option<&std::path::Path>) -> Result<Vec<Rule>, Failure> 
 
 fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
     let started = std::time::Instant::now();
+    if args.inventory && matches!(args.format, AnalyzeFormat::Markdown | AnalyzeFormat::Html) {
+        return Err(Failure::usage(
+            "--inventory prints text or JSON; the markdown and HTML reports end with the inventory",
+        ));
+    }
     let rules = load_rules(args.patterns.as_deref())?;
-    // The inventory describes every line; the causes need only the lines a rule could match.
-    let sieve = (!args.inventory).then(|| Sieve::new(&rules));
+    // The inventory describes every line and the HTML page draws every event; the causes
+    // alone need only the lines a rule could match.
+    let needs_every_event = args.inventory || args.format == AnalyzeFormat::Html;
+    let sieve = (!needs_every_event).then(|| Sieve::new(&rules));
     let tl = read_timeline(&args.read, sieve)?;
     let to_tty = args.out.is_none() && io::stdout().is_terminal();
-    let style = Style::for_terminal(to_tty);
+    let text = TextOptions {
+        style: Style::for_terminal(to_tty),
+        width: terminal_width(to_tty),
+    };
+    let mut redactor = args.redact.redactor();
     let mut buf: Vec<u8> = Vec::new();
     if args.inventory {
-        let inv = Inventory::of(&tl);
+        let mut inv = Inventory::of(&tl);
+        if let Some(r) = &mut redactor {
+            r.inventory(&mut inv);
+        }
         match args.format {
-            AnalyzeFormat::Text => crate::report::inventory::write_text(&mut buf, &inv, style)?,
             AnalyzeFormat::Json => {
                 serde_json::to_writer_pretty(&mut buf, &inv).map_err(io::Error::from)?;
                 buf.push(b'\n');
             }
+            _ => crate::report::inventory::write_text(&mut buf, &inv, text.style)?,
         }
         emit(args.out.as_deref(), &buf)?;
         return Ok(ExitCode::SUCCESS);
@@ -343,11 +412,24 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
         .any(|c| c.severity >= fail_on && c.severity != Severity::Info);
     let min = Severity::from(args.min_severity);
     report.causes.retain(|c| c.severity >= min);
-    match args.format {
-        AnalyzeFormat::Text => crate::report::text::write(&mut buf, &report, style)?,
-        AnalyzeFormat::Json => {
-            serde_json::to_writer_pretty(&mut buf, &report).map_err(io::Error::from)?;
-            buf.push(b'\n');
+    // The picture walks every event: only the format that draws it pays for it.
+    if args.format == AnalyzeFormat::Html && !args.quiet {
+        report.timeline = Some(timeline_data(&tl, &report, &TimelineDataConfig::HTML));
+    }
+    if let Some(r) = &mut redactor {
+        r.report(&mut report);
+    }
+    if args.quiet {
+        crate::report::text::write_summary_line(&mut buf, &report)?;
+    } else {
+        match args.format {
+            AnalyzeFormat::Text => crate::report::text::write(&mut buf, &report, text)?,
+            AnalyzeFormat::Json => {
+                serde_json::to_writer_pretty(&mut buf, &report).map_err(io::Error::from)?;
+                buf.push(b'\n');
+            }
+            AnalyzeFormat::Markdown => crate::report::markdown::write(&mut buf, &report)?,
+            AnalyzeFormat::Html => crate::report::html::write(&mut buf, &report)?,
         }
     }
     emit(args.out.as_deref(), &buf)?;
@@ -356,6 +438,33 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Columns to wrap text to: only on a terminal, from `COLUMNS` when set (no terminal query:
+/// that would need unsafe FFI for one number), else 100.
+fn terminal_width(is_tty: bool) -> Option<usize> {
+    if !is_tty {
+        return None;
+    }
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c >= 20);
+    Some(columns.unwrap_or(100))
+}
+
+fn completions(args: CompletionsArgs) -> Result<ExitCode, Failure> {
+    use clap::CommandFactory;
+    use clap_complete::Shell;
+    let shell = match args.shell {
+        ShellArg::Bash => Shell::Bash,
+        ShellArg::Zsh => Shell::Zsh,
+        ShellArg::Fish => Shell::Fish,
+    };
+    let mut buf: Vec<u8> = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "raysift", &mut buf);
+    emit(None, &buf)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn rules_cmd(args: RulesArgs) -> Result<ExitCode, Failure> {
@@ -445,20 +554,50 @@ fn timeline(args: TimelineArgs) -> Result<ExitCode, Failure> {
         .map_err(usage)?;
     q.window = query::parse_duration_arg(&args.window).map_err(usage)?;
 
-    let tl = read_timeline(&args.read, None)?;
-    let events = query::select(&tl, &q).map_err(usage)?;
+    let mut tl = read_timeline(&args.read, None)?;
     let stdout = io::stdout();
     let style = Style::for_terminal(stdout.is_terminal());
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    match args.format {
-        TimelineFormat::Text => crate::report::timeline::write_text(&mut out, &tl, &events, style)?,
-        TimelineFormat::Json => crate::report::timeline::write_json(&mut out, &tl, &events)?,
+    match args.redact.redactor() {
+        None => {
+            let events = query::select(&tl, &q).map_err(usage)?;
+            write_events(&mut out, &tl, &events, args.format, style)?;
+        }
+        Some(mut redactor) => {
+            // Select on the bundle's own text, then redact copies of what will be written.
+            let mut events: Vec<crate::event::Event> = query::select(&tl, &q)
+                .map_err(usage)?
+                .into_iter()
+                .cloned()
+                .collect();
+            redactor.files(&mut tl.files);
+            redactor.events(&mut events);
+            for d in &mut tl.diagnostics {
+                d.file = redactor.text(&d.file);
+                d.problem = redactor.text(&d.problem);
+            }
+            let refs: Vec<&crate::event::Event> = events.iter().collect();
+            write_events(&mut out, &tl, &refs, args.format, style)?;
+        }
     }
     out.flush()?;
     for d in &tl.diagnostics {
         eprintln!("raysift: {d}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn write_events(
+    out: &mut dyn Write,
+    tl: &crate::timeline::Timeline,
+    events: &[&crate::event::Event],
+    format: TimelineFormat,
+    style: Style,
+) -> io::Result<()> {
+    match format {
+        TimelineFormat::Text => crate::report::timeline::write_text(out, tl, events, style),
+        TimelineFormat::Json => crate::report::timeline::write_json(out, tl, events),
+    }
 }
 
 /// Writes the output to stdout, or atomically to a file (temporary file, then rename).

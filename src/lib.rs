@@ -15,6 +15,8 @@ pub mod load;
 pub mod parse;
 pub mod query;
 pub mod rank;
+pub mod redact;
 pub mod report;
+pub mod report_data;
 pub mod rules;
 pub mod timeline;

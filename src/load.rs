@@ -77,12 +77,18 @@ struct Gate {
 
 impl Gate {
     fn new(budget: usize) -> Gate {
-        Gate { used: Mutex::new(0), freed: std::sync::Condvar::new(), budget }
+        Gate {
+            used: Mutex::new(0),
+            freed: std::sync::Condvar::new(),
+            budget,
+        }
     }
 
     /// Waits until `size` more bytes fit, or nothing is in flight.
     fn acquire(&self, size: usize) {
-        let Ok(mut used) = self.used.lock() else { return };
+        let Ok(mut used) = self.used.lock() else {
+            return;
+        };
         while *used > 0 && *used + size > self.budget {
             used = match self.freed.wait(used) {
                 Ok(g) => g,

@@ -32,6 +32,10 @@ pub struct Report {
     pub diagnostics: Vec<Diagnostic>,
     pub stats: Stats,
     pub inventory: Inventory,
+    /// The incident picture's data (histograms, markers, events around the evidence); only
+    /// computed for formats that draw it, and absent from the JSON otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<crate::report_data::TimelineData>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -265,6 +269,7 @@ pub fn rank(tl: &Timeline, rules: &[Rule], findings: &[Finding], elapsed_ms: u64
             rules: rules.len(),
         },
         inventory,
+        timeline: None,
     }
 }
 

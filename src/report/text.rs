@@ -1,25 +1,29 @@
 //! The ranked report as text for a terminal or a ticket: each cause with its evidence, what
-//! the lines mean, the symptoms it explains and what to do; benign findings last.
+//! the lines mean, the symptoms it explains and what to do; benign findings last. Also the
+//! one-line summary of `--quiet`.
 
 use std::io::{self, Write};
 
 use crate::rank::{Cause, Evidence, Report};
 use crate::report::style::Style;
+use crate::report::wrap::wrap;
+use crate::report::TextOptions;
 use crate::rules::Severity;
 
-pub fn write(w: &mut dyn Write, report: &Report, style: Style) -> io::Result<()> {
+pub fn write(w: &mut dyn Write, report: &Report, opts: TextOptions) -> io::Result<()> {
+    let style = opts.style;
     let b = &report.bundle;
-    write!(
-        w,
-        "{} {} files, {:.1} MB",
-        style.bold("raysift:"),
-        b.files,
-        b.bytes as f64 / 1e6
-    )?;
+    let mut head = format!("{} files, {:.1} MB", b.files, b.bytes as f64 / 1e6);
     if let Some(win) = &report.window {
-        write!(w, ", {} .. {}", win.first, win.last)?;
+        head.push_str(&format!(", {} .. {}", win.first, win.last));
     }
-    writeln!(w)?;
+    for (i, line) in wrap_opt(opts, &head, 9, 9).iter().enumerate() {
+        if i == 0 {
+            writeln!(w, "{} {line}", style.bold("raysift:"))?;
+        } else {
+            writeln!(w, "         {line}")?;
+        }
+    }
     let (real, benign): (Vec<&Cause>, Vec<&Cause>) = report
         .causes
         .iter()
@@ -40,28 +44,37 @@ pub fn write(w: &mut dyn Write, report: &Report, style: Style) -> io::Result<()>
         }
         writeln!(w, "Expected: operator logs, Ray logs (/tmp/ray/session_latest/logs), kubectl describe or get output.")?;
     } else if real.is_empty() {
-        writeln!(
+        writeln!(w)?;
+        para(
             w,
-            "\nNo cause found above info: nothing in {} events points to a failure.",
-            report.stats.events
+            opts,
+            "",
+            "",
+            &format!(
+                "No cause found above info: nothing in {} events points to a failure.",
+                report.stats.events
+            ),
         )?;
     }
     for c in &real {
         writeln!(w)?;
-        write_cause(w, c, style)?;
+        write_cause(w, c, opts)?;
     }
     if !benign.is_empty() {
         writeln!(w, "\n{}", style.bold("Benign findings (no action needed):"))?;
         for c in &benign {
-            writeln!(
-                w,
-                "  {} [{}] {}",
-                style.dim(&format!("#{}", c.rank)),
-                c.id,
-                c.summary
-            )?;
+            let rank = format!("#{}", c.rank);
+            let text = format!("[{}] {}", c.id, c.summary);
+            let lines = wrap_opt(opts, &text, 2 + rank.len() + 1, 6);
+            for (i, line) in lines.iter().enumerate() {
+                if i == 0 {
+                    writeln!(w, "  {} {line}", style.dim(&rank))?;
+                } else {
+                    writeln!(w, "      {line}")?;
+                }
+            }
             for e in c.evidence.iter().take(2) {
-                write_evidence(w, e, style, "      ")?;
+                write_evidence(w, e, opts, "      ")?;
             }
         }
     }
@@ -73,10 +86,36 @@ pub fn write(w: &mut dyn Write, report: &Report, style: Style) -> io::Result<()>
             report.diagnostics.len()
         )?;
         for d in &report.diagnostics {
-            writeln!(w, "  {d}")?;
+            para(w, opts, "  ", "    ", &d.to_string())?;
         }
     }
     Ok(())
+}
+
+/// One line for scripts and prompts: the top cause, or that there is none.
+pub fn write_summary_line(w: &mut dyn Write, report: &Report) -> io::Result<()> {
+    match report.causes.iter().find(|c| c.severity != Severity::Info) {
+        Some(c) => writeln!(
+            w,
+            "#{} {} {} ({}, confidence {:.2}): {}",
+            c.rank,
+            c.severity.as_str(),
+            c.id,
+            c.code,
+            c.confidence,
+            c.title
+        ),
+        None => {
+            let benign = report.causes.len();
+            writeln!(
+                w,
+                "no cause ({} events, {} benign finding{})",
+                report.stats.events,
+                benign,
+                if benign == 1 { "" } else { "s" }
+            )
+        }
+    }
 }
 
 fn severity_label(s: Severity, style: Style) -> String {
@@ -89,68 +128,164 @@ fn severity_label(s: Severity, style: Style) -> String {
     }
 }
 
-fn write_cause(w: &mut dyn Write, c: &Cause, style: Style) -> io::Result<()> {
-    writeln!(
-        w,
-        "{} {} {}  {}",
-        style.bold(&format!("#{}", c.rank)),
-        severity_label(c.severity, style),
-        style.bold(&c.title),
-        style.dim(&format!(
-            "[{} {} confidence {:.2}]",
-            c.id, c.code, c.confidence
-        ))
-    )?;
-    writeln!(w, "   {}", c.summary)?;
+/// Wraps to the terminal width when there is one (`first_indent` is what precedes the first
+/// line, `indent` the width of the others' indent); otherwise one line.
+fn wrap_opt(opts: TextOptions, text: &str, first_indent: usize, indent: usize) -> Vec<String> {
+    match opts.width {
+        Some(width) => wrap(
+            text,
+            width.saturating_sub(first_indent),
+            width.saturating_sub(indent),
+        ),
+        None => vec![text.to_string()],
+    }
+}
+
+/// A paragraph: `first` before the first line, `rest` before the others.
+fn para(
+    w: &mut dyn Write,
+    opts: TextOptions,
+    first: &str,
+    rest: &str,
+    text: &str,
+) -> io::Result<()> {
+    for (i, line) in wrap_opt(opts, text, first.chars().count(), rest.chars().count())
+        .iter()
+        .enumerate()
+    {
+        writeln!(w, "{}{line}", if i == 0 { first } else { rest })?;
+    }
+    Ok(())
+}
+
+fn write_cause(w: &mut dyn Write, c: &Cause, opts: TextOptions) -> io::Result<()> {
+    let style = opts.style;
+    let rank = format!("#{}", c.rank);
+    let tag = format!("[{} {} confidence {:.2}]", c.id, c.code, c.confidence);
+    let head_len = rank.len() + c.severity.as_str().len() + c.title.chars().count() + tag.len() + 4;
+    match opts.width {
+        Some(width) if head_len > width => {
+            // Too long for one line: the title wraps, the tag goes below it.
+            let first = rank.len() + c.severity.as_str().len() + 2;
+            for (i, line) in wrap(
+                &c.title,
+                width.saturating_sub(first),
+                width.saturating_sub(3),
+            )
+            .iter()
+            .enumerate()
+            {
+                if i == 0 {
+                    writeln!(
+                        w,
+                        "{} {} {}",
+                        style.bold(&rank),
+                        severity_label(c.severity, style),
+                        style.bold(line)
+                    )?;
+                } else {
+                    writeln!(w, "   {}", style.bold(line))?;
+                }
+            }
+            writeln!(w, "   {}", style.dim(&tag))?;
+        }
+        _ => writeln!(
+            w,
+            "{} {} {}  {}",
+            style.bold(&rank),
+            severity_label(c.severity, style),
+            style.bold(&c.title),
+            style.dim(&tag)
+        )?,
+    }
+    para(w, opts, "   ", "   ", &c.summary)?;
     if !c.evidence.is_empty() {
         writeln!(w, "   {}", style.bold("Evidence:"))?;
         let mut last_meaning = "";
         for e in &c.evidence {
             if e.meaning != last_meaning && !e.meaning.is_empty() {
-                writeln!(w, "     {}", style.dim(&format!("— {}", e.meaning)))?;
+                for (i, line) in wrap_opt(opts, &e.meaning, 7, 7).iter().enumerate() {
+                    let line = if i == 0 {
+                        format!("— {line}")
+                    } else {
+                        format!("  {line}")
+                    };
+                    writeln!(w, "     {}", style.dim(&line))?;
+                }
                 last_meaning = &e.meaning;
             }
-            write_evidence(w, e, style, "     ")?;
+            write_evidence(w, e, opts, "     ")?;
         }
     }
     if !c.symptoms.is_empty() {
         writeln!(w, "   {}", style.bold("Explains these symptoms:"))?;
         for s in &c.symptoms {
-            writeln!(w, "     - {} [{}]: {}", s.title, s.id, s.summary)?;
+            para(
+                w,
+                opts,
+                "     - ",
+                "       ",
+                &format!("{} [{}]: {}", s.title, s.id, s.summary),
+            )?;
             for e in s.evidence.iter().take(2) {
-                write_evidence(w, e, style, "         ")?;
+                write_evidence(w, e, opts, "         ")?;
             }
         }
     }
     if !c.remediation.is_empty() {
         writeln!(w, "   {}", style.bold("What to do:"))?;
         for (i, r) in c.remediation.iter().enumerate() {
-            writeln!(w, "     {}. {}", i + 1, r)?;
+            para(w, opts, &format!("     {}. ", i + 1), "        ", r)?;
         }
     }
     if !c.references.is_empty() {
-        writeln!(
-            w,
-            "   {} {}",
-            style.bold("References:"),
-            c.references.join(" , ")
-        )?;
+        let text = c.references.join(" , ");
+        for (i, line) in wrap_opt(opts, &text, 15, 5).iter().enumerate() {
+            if i == 0 {
+                writeln!(w, "   {} {line}", style.bold("References:"))?;
+            } else {
+                writeln!(w, "     {line}")?;
+            }
+        }
     }
     Ok(())
 }
 
-fn write_evidence(w: &mut dyn Write, e: &Evidence, style: Style, indent: &str) -> io::Result<()> {
+fn write_evidence(
+    w: &mut dyn Write,
+    e: &Evidence,
+    opts: TextOptions,
+    indent: &str,
+) -> io::Result<()> {
+    let style = opts.style;
     let ts = e.ts.as_deref().unwrap_or("-");
+    let place = format!("{}:{}", e.file, e.line);
     let mut lines = e.text.lines();
-    writeln!(
-        w,
-        "{indent}{} {} {}",
-        style.dim(&format!("{}:{}", e.file, e.line)),
-        style.dim(ts),
-        lines.next().unwrap_or("")
-    )?;
+    let first = lines.next().unwrap_or("");
+    let prefix_len = indent.chars().count() + place.chars().count() + ts.chars().count() + 2;
+    let cont = format!("{indent}    ");
+    let room = opts
+        .width
+        .map_or(usize::MAX, |w| w.saturating_sub(prefix_len));
+    if room < 30 {
+        // A long place leaves no room: the text starts on the next line.
+        writeln!(w, "{indent}{} {}", style.dim(&place), style.dim(ts))?;
+        para(w, opts, &cont, &cont, first)?;
+        for more in lines.take(6) {
+            para(w, opts, &cont, &cont, more)?;
+        }
+        return Ok(());
+    }
+    let wrapped = wrap_opt(opts, first, prefix_len, cont.chars().count());
+    for (i, line) in wrapped.iter().enumerate() {
+        if i == 0 {
+            writeln!(w, "{indent}{} {} {line}", style.dim(&place), style.dim(ts))?;
+        } else {
+            writeln!(w, "{cont}{line}")?;
+        }
+    }
     for more in lines.take(6) {
-        writeln!(w, "{indent}    {more}")?;
+        para(w, opts, &cont, &cont, more)?;
     }
     Ok(())
 }

@@ -1,0 +1,217 @@
+//! The report commands end to end: every format from a real bundle, `--out` written
+//! atomically, a closed pipe ending quietly, `--quiet`, plain text when not on a terminal,
+//! and shell completions.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+fn bundle() -> String {
+    common::root()
+        .join("corpus/handmade-agent-died")
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("raysift-report-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn every_format_names_the_top_cause() {
+    let b = bundle();
+    for format in ["text", "json", "markdown", "html"] {
+        let out = common::raysift(&["analyze", &b, "--format", format]);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{format}: a critical cause fails"
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            text.contains("dashboard_agent_died_after_deploy"),
+            "{format} misses the cause"
+        );
+        let place = if format == "json" {
+            "\"file\": \"head-logs/dashboard_agent.log\",\n          \"line\": 157"
+        } else {
+            "head-logs/dashboard_agent.log:157"
+        };
+        assert!(text.contains(place), "{format}");
+    }
+}
+
+#[test]
+fn html_is_self_contained_and_carries_the_picture() {
+    let out = common::raysift(&["analyze", &bundle(), "--format", "html"]);
+    let html = String::from_utf8(out.stdout).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("<svg viewBox") && html.contains("<table id=\"events\">"));
+    let lower = html.to_ascii_lowercase();
+    for bad in [
+        "src=\"http",
+        "src=\"//",
+        "url(http",
+        "url(\"http",
+        "url(//",
+        "@import",
+        "<link",
+        "<iframe",
+    ] {
+        assert!(!lower.contains(bad), "remote resource {bad:?}");
+    }
+    let mut rest = lower.as_str();
+    while let Some(i) = rest.find("=\"http") {
+        assert!(
+            rest.get(..i).unwrap().ends_with("<a href"),
+            "address outside an anchor"
+        );
+        rest = rest.get(i + 6..).unwrap();
+    }
+    // The legend tells the story in time order: PUT accepted, agent exited, GETs refused.
+    let put = html.find("the Serve config PUT was accepted").unwrap();
+    let died = html.find("the dashboard agent exited").unwrap();
+    let refused = html.find("status GET was refused").unwrap();
+    assert!(put < died && died < refused);
+}
+
+#[test]
+fn only_html_computes_the_timeline_section() {
+    let out = common::raysift(&["analyze", &bundle(), "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v.get("timeline").is_none());
+    assert_eq!(v["schema"], "raysift.report/v1");
+}
+
+#[test]
+fn out_is_written_atomically() {
+    let dir = scratch("out");
+    let target = dir.join("report.md");
+    std::fs::write(&target, "old").unwrap();
+    let out = common::raysift(&[
+        "analyze",
+        &bundle(),
+        "--format",
+        "markdown",
+        "--out",
+        target.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "nothing on stdout with --out");
+    let written = std::fs::read_to_string(&target).unwrap();
+    assert!(written.starts_with("# raysift report"));
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left.len(), 1, "no temporary file is left: {left:?}");
+
+    // A directory that does not exist: exit 2, the path named, nothing half-written.
+    let missing = dir.join("no/such/dir/report.md");
+    let out = common::raysift(&["analyze", &bundle(), "--out", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot write") && err.contains("report.md"),
+        "{err}"
+    );
+    assert!(!missing.exists());
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    let b = bundle();
+    for args in [
+        &["timeline", b.as_str()][..],
+        &["timeline", b.as_str(), "--redact"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_raysift"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let mut first = [0u8; 64];
+        stdout.read_exact(&mut first).unwrap();
+        drop(stdout);
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{args:?}: {:?}", out.status);
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn quiet_prints_one_line() {
+    let out = common::raysift(&["analyze", &bundle(), "--quiet"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(
+        text.starts_with("#1 critical dashboard_agent_died_after_deploy (DSH004, confidence 0.99)")
+    );
+    assert_eq!(out.status.code(), Some(1), "--quiet keeps the exit code");
+
+    let out = common::raysift(&[
+        "analyze",
+        &bundle(),
+        "--quiet",
+        "--min-severity",
+        "critical",
+        "--fail-on",
+        "critical",
+    ]);
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("#1 critical"));
+}
+
+#[test]
+fn piped_text_has_no_colour_and_no_wrapping() {
+    let out = Command::new(env!("CARGO_BIN_EXE_raysift"))
+        .args(["analyze", &bundle()])
+        .env_remove("NO_COLOR")
+        .env("COLUMNS", "40")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains('\x1b'), "no ANSI codes off a terminal");
+    assert!(
+        text.lines().any(|l| l.chars().count() > 200),
+        "long evidence stays on one line off a terminal"
+    );
+}
+
+#[test]
+fn completions_for_every_shell() {
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef raysift"),
+        ("fish", "complete -c raysift"),
+    ] {
+        let out = common::raysift(&["completions", shell]);
+        assert!(out.status.success(), "{shell}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains(marker), "{shell}: {marker:?} missing");
+        for word in ["analyze", "timeline", "redact-hosts", "markdown"] {
+            assert!(text.contains(word), "{shell}: {word} missing");
+        }
+    }
+    let out = common::raysift(&["completions", "powershell-9"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn inventory_refuses_markup_formats() {
+    let out = common::raysift(&["analyze", &bundle(), "--inventory", "--format", "html"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--inventory"));
+}
