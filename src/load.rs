@@ -308,7 +308,7 @@ const TAIL_LINES: usize = 40;
 /// keeps the records that hold a hit, the file's first and last timed records and the zone
 /// samples of the head.
 fn parse_sieved(kind: SourceKind, bytes: &[u8], sieve: &Sieve) -> ParseOutput {
-    let hits = sieve.hit_lines(bytes);
+    let hits = sieve.hit_lines(kind, bytes);
     let starts = line_starts(bytes);
     let n_lines = starts.len();
     // Windows of line indices [from, to), merged.

@@ -1,118 +1,190 @@
 //! Literal extraction for the prefilter: from a regex, a set of strings one of which every
 //! match must contain. Deliberately conservative: when in doubt it returns nothing, and the
 //! signal's regexes then run on every event of its sources.
+//!
+//! A branch's candidates are its runs of literal characters (each a one-element set) and its
+//! non-optional groups (the set their own branches require, found recursively); the candidate
+//! whose weakest member is longest wins. Inline flag groups (`(?i)`, `(?s)`) are skipped.
 
 /// Minimum useful literal length; shorter ones would make the prefilter match everything.
 const MIN_LITERAL: usize = 3;
+/// Groups nested deeper than this are not looked into.
+const MAX_DEPTH: usize = 8;
 
 /// The literals one of which every match of `pattern` contains, lower-cased. Empty when no
 /// such set could be derived (the caller must then treat every event as a candidate).
 pub fn required_literals(pattern: &str) -> Vec<String> {
-    let branches = split_top_level_alternation(pattern);
-    let mut out = Vec::new();
-    for branch in branches {
-        match longest_literal(branch) {
-            Some(lit) if lit.len() >= MIN_LITERAL => out.push(lit.to_lowercase()),
-            _ => return Vec::new(),
-        }
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut out = alternation(&chars, 0).unwrap_or_default();
+    for l in &mut out {
+        *l = l.to_lowercase();
     }
     out.sort();
     out.dedup();
     out
 }
 
-/// Splits on `|` outside groups and classes. A pattern with a group that contains `|` is
-/// still fine: the group is simply not a literal.
-fn split_top_level_alternation(pattern: &str) -> Vec<&str> {
-    let bytes = pattern.as_bytes();
+/// The set required by an alternation: every branch must give one.
+fn alternation(chars: &[char], depth: usize) -> Option<Vec<String>> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let mut out = Vec::new();
+    for branch in split_top_level(chars) {
+        let set = branch_set(branch, depth)?;
+        out.extend(set);
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// Splits on `|` outside groups and classes.
+fn split_top_level(chars: &[char]) -> Vec<&[char]> {
     let (mut depth, mut in_class, mut escaped) = (0i32, false, false);
     let mut parts = Vec::new();
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    for (i, &c) in chars.iter().enumerate() {
         if escaped {
             escaped = false;
             continue;
         }
-        match b {
-            b'\\' => escaped = true,
-            b'[' if !in_class => in_class = true,
-            b']' if in_class => in_class = false,
-            b'(' if !in_class => depth += 1,
-            b')' if !in_class => depth -= 1,
-            b'|' if !in_class && depth == 0 => {
-                parts.push(&pattern[start..i]);
+        match c {
+            '\\' => escaped = true,
+            '[' if !in_class => in_class = true,
+            ']' if in_class => in_class = false,
+            '(' if !in_class => depth += 1,
+            ')' if !in_class => depth -= 1,
+            '|' if !in_class && depth == 0 => {
+                parts.push(&chars[start..i]);
                 start = i + 1;
             }
             _ => {}
         }
     }
-    parts.push(&pattern[start..]);
+    parts.push(&chars[start..]);
     parts
 }
 
-/// The longest run of literal characters at the top level of a branch (outside groups and
-/// classes), honouring quantifiers: a character followed by `?`, `*` or `{0` is optional and
-/// ends the run without being part of it.
-fn longest_literal(branch: &str) -> Option<String> {
-    let chars: Vec<char> = branch.chars().collect();
-    let mut best = String::new();
+/// Index just past the group that opens at `open` (the matching `)`), or the end.
+fn group_end(chars: &[char], open: usize) -> usize {
+    let (mut depth, mut in_class, mut escaped) = (0i32, false, false);
+    for (i, &c) in chars.iter().enumerate().skip(open) {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match c {
+            '\\' => escaped = true,
+            '[' if !in_class => in_class = true,
+            ']' if in_class => in_class = false,
+            '(' if !in_class => depth += 1,
+            ')' if !in_class => {
+                depth -= 1;
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    chars.len()
+}
+
+/// Is the element ending at `end` made optional by the quantifier after it?
+fn optional_after(chars: &[char], end: usize) -> bool {
+    match chars.get(end) {
+        Some('?') | Some('*') => true,
+        Some('{') => chars.get(end + 1) == Some(&'0'),
+        _ => false,
+    }
+}
+
+/// The best required set of one branch (a sequence of elements).
+fn branch_set(chars: &[char], depth: usize) -> Option<Vec<String>> {
+    branch_set_and_runs(chars, depth).0
+}
+
+/// The best required set of a branch, and every literal run at its top level (all of which
+/// every match contains).
+fn branch_set_and_runs(chars: &[char], depth: usize) -> (Option<Vec<String>>, Vec<String>) {
+    let mut runs: Vec<String> = Vec::new();
+    let mut best: Option<Vec<String>> = None;
+    let mut consider = |set: Vec<String>, best: &mut Option<Vec<String>>| {
+        if let [one] = set.as_slice() {
+            if one.len() >= MIN_LITERAL {
+                runs.push(one.clone());
+            }
+        }
+        let weakest = |s: &Vec<String>| s.iter().map(String::len).min().unwrap_or(0);
+        if set.is_empty() || weakest(&set) < MIN_LITERAL {
+            return;
+        }
+        let better = match best {
+            None => true,
+            Some(b) => {
+                (weakest(&set), std::cmp::Reverse(set.len()))
+                    > (weakest(b), std::cmp::Reverse(b.len()))
+            }
+        };
+        if better {
+            *best = Some(set);
+        }
+    };
     let mut run = String::new();
     let mut i = 0;
-    let mut depth = 0i32;
-    let flush = |run: &mut String, best: &mut String| {
-        if run.len() > best.len() {
-            *best = run.clone();
-        }
-        run.clear();
-    };
     while i < chars.len() {
         let c = chars[i];
-        // Skip inline flags such as (?i) at the start.
         if c == '(' {
-            flush(&mut run, &mut best);
-            // A group: skip to its matching parenthesis; its content is not required as a
-            // literal unless we can prove it (we cannot cheaply), so treat it as a break.
-            let mut d = 0;
-            let mut escaped = false;
-            let mut in_class = false;
-            while i < chars.len() {
-                let g = chars[i];
-                if escaped {
-                    escaped = false;
-                } else if g == '\\' {
-                    escaped = true;
-                } else if g == '[' && !in_class {
-                    in_class = true;
-                } else if g == ']' && in_class {
-                    in_class = false;
-                } else if g == '(' && !in_class {
-                    d += 1;
-                } else if g == ')' && !in_class {
-                    d -= 1;
-                    if d == 0 {
-                        break;
+            consider(vec![std::mem::take(&mut run)], &mut best);
+            let end = group_end(chars, i);
+            let inner_start = i + 1;
+            let inner_end = end.saturating_sub(1).max(inner_start);
+            let inner = &chars[inner_start..inner_end];
+            // Inline flags `(?i)`, `(?s)`, `(?m)`: no content. Named and non-capturing groups:
+            // skip the prefix.
+            let content: Option<&[char]> = match inner {
+                ['?', rest @ ..] => {
+                    if matches!(rest.first(), Some('P') | Some('<')) {
+                        // A named group: `(?P<name>…)` or `(?<name>…)`.
+                        rest.iter()
+                            .position(|&x| x == '>')
+                            .map(|gt| &rest[gt + 1..])
+                    } else {
+                        // Flags, then `:` (a non-capturing group) or nothing (a flag group).
+                        let flags = rest
+                            .iter()
+                            .take_while(|x| x.is_ascii_alphabetic() || **x == '-')
+                            .count();
+                        match rest.get(flags) {
+                            Some(':') => Some(&rest[flags + 1..]),
+                            None => Some(&[][..]),
+                            Some(_) => None,
+                        }
                     }
                 }
-                i += 1;
+                _ => Some(inner),
+            };
+            if !optional_after(chars, end) {
+                if let Some(set) = content.and_then(|c| alternation(c, depth + 1)) {
+                    consider(set, &mut best);
+                }
             }
-            i += 1;
-            // A quantifier after the group does not matter: the group was never in the run.
+            i = end;
             while i < chars.len() && matches!(chars[i], '?' | '*' | '+') {
                 i += 1;
             }
-            let _ = depth;
-            depth = 0;
             continue;
         }
         let (lit, width) = match c {
             '\\' => match chars.get(i + 1) {
-                Some(&e) if e.is_ascii_alphanumeric() => (None, 2), // \d \s \w \b …: not literal
+                Some(&e) if e.is_ascii_alphanumeric() => (None, 2),
                 Some(&e) => (Some(e), 2),
                 None => (None, 1),
             },
             '[' => {
-                // A class: skip it.
                 let mut j = i + 1;
+                if chars.get(j) == Some(&'^') {
+                    j += 1;
+                }
                 if chars.get(j) == Some(&']') {
                     j += 1;
                 }
@@ -127,23 +199,51 @@ fn longest_literal(branch: &str) -> Option<String> {
             '.' | '^' | '$' | '+' | '*' | '?' | '{' | '}' | ')' | '|' => (None, 1),
             other => (Some(other), 1),
         };
-        let next = chars.get(i + width).copied();
-        let optional = matches!(next, Some('?') | Some('*'))
-            || (next == Some('{') && chars.get(i + width + 1) == Some(&'0'));
+        let optional = optional_after(chars, i + width);
         match lit {
             Some(l) if !optional => {
                 run.push(l);
-                // `+` after a literal: the literal is required once, but the run ends.
-                if next == Some('+') || next == Some('{') {
-                    flush(&mut run, &mut best);
+                if matches!(chars.get(i + width), Some('+') | Some('{')) {
+                    consider(vec![std::mem::take(&mut run)], &mut best);
                 }
             }
-            _ => flush(&mut run, &mut best),
+            _ => consider(vec![std::mem::take(&mut run)], &mut best),
         }
         i += width;
     }
-    flush(&mut run, &mut best);
-    (!best.is_empty()).then_some(best)
+    consider(vec![run], &mut best);
+    (best, runs)
+}
+
+/// For the raw-line sieve: the alternatives of `pattern`, each a list of literals that every
+/// match of that alternative contains together (lower-cased). Empty when some alternative
+/// has no literal. A line that holds every literal of one alternative is a candidate; this
+/// is sharper than one literal when the longest literal is common (`/api/serve/`) and the
+/// telling one is short (`" 404`).
+pub fn required_conjunctions(pattern: &str) -> Vec<Vec<String>> {
+    let chars: Vec<char> = pattern.chars().collect();
+    // A pattern written to span lines may find its literals on different physical lines:
+    // then one literal per alternative is all that can be asked of a line.
+    let multi_line = pattern.contains("\\n") || pattern.contains("(?s") || pattern.contains("(?m");
+    if multi_line {
+        return required_literals(pattern)
+            .into_iter()
+            .map(|l| vec![l])
+            .collect();
+    }
+    let mut out = Vec::new();
+    for branch in split_top_level(&chars) {
+        let (best, runs) = branch_set_and_runs(branch, 0);
+        if !runs.is_empty() {
+            out.push(runs.iter().map(|r| r.to_lowercase()).collect());
+            continue;
+        }
+        match best {
+            Some(set) => out.extend(set.into_iter().map(|l| vec![l.to_lowercase()])),
+            None => return Vec::new(),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -176,5 +276,46 @@ mod tests {
             r#""PUT /api/serve/applications/ HTTP/1\.1" 200"#,
             &["\"put /api/serve/applications/ http/1.1\" 200"],
         );
+    }
+
+    #[test]
+    fn conjunctions() {
+        assert_eq!(
+            required_conjunctions(
+                r#""(PUT|GET) /api/serve/(applications|deployments)/[^" ]* HTTP/1\.[01]" 404\b"#
+            ),
+            vec![vec![
+                " /api/serve/".to_string(),
+                " http/1.".to_string(),
+                "\" 404".to_string()
+            ]]
+        );
+        assert_eq!(
+            required_conjunctions(r"(?P<c>Foo|Barbaz) fail|x"),
+            Vec::<Vec<String>>::new()
+        );
+        assert_eq!(
+            required_conjunctions(r"(?P<c>Foo|Barbaz)"),
+            vec![vec!["foo".to_string()], vec!["barbaz".to_string()]]
+        );
+    }
+
+    #[test]
+    fn groups_are_looked_into() {
+        check(
+            r"(?P<c>KubeletHasDiskPressure|KubeletHasInsufficientMemory)",
+            &["kubelethasdiskpressure", "kubelethasinsufficientmemory"],
+        );
+        check(r"^(?P<c>(Disk|Memory|PID)Pressure)\s+True\b", &["pressure"]);
+        check(
+            r"(?s)(?:Deploying app \x27|The deployment failed to start \d+)",
+            &["deploying app ", "the deployment failed to start "],
+        );
+        check(
+            r"(?m)^[ \t]*-?(?P<key>importPath|routePrefix)\x22?:",
+            &["importpath", "routeprefix"],
+        );
+        check(r"(optional)?x", &[]);
+        check(r"(?i)(ab|cd)", &[]);
     }
 }

@@ -11,6 +11,7 @@
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 
 use crate::event::SourceKind;
+use crate::rules::literal::required_conjunctions;
 use crate::rules::{Rule, SourceFilter};
 
 /// Lines parsed before a hit, so that the record holding it starts inside the window.
@@ -18,85 +19,246 @@ pub const LOOKBACK_LINES: usize = 120;
 /// Lines parsed after a hit, so that its continuation lines are folded in.
 pub const LOOKAHEAD_LINES: usize = 80;
 
-/// The compiled prefilter.
+/// The compiled prefilter: one automaton per source kind, over the literals of the signals
+/// that can match events of that kind. A line is a hit when it holds every literal of one
+/// alternative of some signal.
 pub struct Sieve {
-    automaton: Option<AhoCorasick>,
+    per_kind: Vec<(SourceKind, KindSieve)>,
     /// Source kinds with a signal that has no literal: parsed in full.
     full_kinds: Vec<SourceKind>,
-    /// Whether some literal-less signal accepts any source: then everything is parsed in full.
-    full_everything: bool,
+}
+
+#[derive(Default)]
+struct KindSieve {
+    automaton: Option<AhoCorasick>,
+    /// Each alternative: the literal ids that must all be on the line.
+    clauses: Vec<Vec<usize>>,
+    /// For each literal id, the clauses it belongs to.
+    clauses_of: Vec<Vec<usize>>,
 }
 
 impl std::fmt::Debug for Sieve {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Sieve")
             .field(
-                "literals",
-                &self.automaton.as_ref().map_or(0, |a| a.patterns_len()),
+                "clauses",
+                &self
+                    .per_kind
+                    .iter()
+                    .map(|(k, s)| (k.as_str(), s.clauses.len()))
+                    .collect::<Vec<_>>(),
             )
             .field("full_kinds", &self.full_kinds)
-            .field("full_everything", &self.full_everything)
             .finish()
     }
 }
 
+/// Field names that only facts from Kubernetes objects carry; those files are always parsed
+/// whole, so signals on them need no literal.
+const FACT_FIELDS: [&str; 3] = ["path", "value", "object"];
+/// Field names the parsers derive rather than copy from the line: they are not on the raw
+/// line, so a signal on them alone cannot be sieved.
+const DERIVED_FIELDS: [&str; 17] = [
+    "http_status",
+    "http_method",
+    "http_path",
+    "http_bytes",
+    "call_status",
+    "call_method",
+    "latency_ms",
+    "client",
+    "file",
+    "lineno",
+    "pid",
+    "tid",
+    "component_id",
+    "request_id",
+    "route",
+    "application",
+    "actor_name",
+];
+
+/// The alternatives (each a conjunction of raw-safe literals) that cover every occurrence of
+/// a signal, or `None` when some occurrence could hold no literal.
+fn signal_clauses(sig: &crate::rules::Signal) -> Option<Vec<Vec<String>>> {
+    if !sig.text.is_empty() {
+        let mut out = Vec::new();
+        for re in &sig.text {
+            let alts = required_conjunctions(re.as_str());
+            if alts.is_empty() {
+                return None;
+            }
+            for alt in alts {
+                let safe: Vec<String> = alt.iter().filter_map(|l| raw_safe(l)).collect();
+                if safe.is_empty() {
+                    return None;
+                }
+                out.push(safe);
+            }
+        }
+        return Some(out);
+    }
+    if sig
+        .fields
+        .iter()
+        .any(|(k, _)| FACT_FIELDS.contains(&k.as_str()))
+    {
+        // Facts only: their files are parsed whole anyway.
+        return Some(Vec::new());
+    }
+    // A field condition needs its key on the raw line (`"key":` or `key=`).
+    let names: Vec<String> = sig
+        .fields
+        .iter()
+        .filter(|(k, _)| !DERIVED_FIELDS.contains(&k.as_str()))
+        .filter_map(|(k, _)| raw_safe(&k.to_lowercase()))
+        .collect();
+    (names.len() == sig.fields.len() && !names.is_empty()).then(|| vec![names])
+}
+
 impl Sieve {
     pub fn new(rules: &[Rule]) -> Sieve {
-        let mut literals: Vec<String> = Vec::new();
+        let mut per_kind: Vec<(SourceKind, Vec<Vec<String>>)> =
+            SourceKind::ALL.iter().map(|k| (*k, Vec::new())).collect();
         let mut full_kinds = Vec::new();
-        let mut full_everything = false;
         for sig in rules.iter().flat_map(|r| r.signals.iter()) {
-            let usable: Vec<String> = sig.literals.iter().filter_map(|l| raw_safe(l)).collect();
-            if usable.len() < sig.literals.len() || sig.literals.is_empty() {
-                match &sig.sources {
-                    SourceFilter::Any => full_everything = true,
-                    SourceFilter::Kinds(kinds) => full_kinds.extend(kinds.iter().copied()),
+            let kinds: Vec<SourceKind> = match &sig.sources {
+                SourceFilter::Any => SourceKind::ALL.to_vec(),
+                SourceFilter::Kinds(kinds) => kinds.clone(),
+            };
+            match signal_clauses(sig) {
+                Some(clauses) => {
+                    for (kind, list) in &mut per_kind {
+                        if kinds.contains(kind) {
+                            list.extend(clauses.iter().cloned());
+                        }
+                    }
                 }
-                continue;
+                None => full_kinds.extend(kinds),
             }
-            literals.extend(usable);
         }
-        literals.sort();
-        literals.dedup();
         full_kinds.sort();
         full_kinds.dedup();
-        let automaton = AhoCorasickBuilder::new()
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::LeftmostFirst)
-            .kind(Some(AhoCorasickKind::DFA))
-            .build(&literals)
-            .ok();
+        let per_kind = per_kind
+            .into_iter()
+            .map(|(kind, mut clauses)| {
+                clauses.sort();
+                clauses.dedup();
+                (kind, KindSieve::new(clauses))
+            })
+            .collect();
         Sieve {
-            automaton,
+            per_kind,
             full_kinds,
-            full_everything,
         }
     }
 
     /// Whether files of this kind must be parsed in full.
     pub fn needs_full(&self, kind: SourceKind) -> bool {
-        self.full_everything || self.automaton.is_none() || self.full_kinds.contains(&kind)
+        self.full_kinds.contains(&kind)
     }
 
-    /// 0-based indices of the lines holding a hit, ascending, without duplicates.
-    pub fn hit_lines(&self, bytes: &[u8]) -> Vec<usize> {
+    /// 0-based indices of the lines of a file of `kind` holding a hit, ascending.
+    pub fn hit_lines(&self, kind: SourceKind, bytes: &[u8]) -> Vec<usize> {
+        match self.per_kind.iter().find(|(k, _)| *k == kind) {
+            Some((_, ks)) => ks.hit_lines(bytes),
+            None => Vec::new(),
+        }
+    }
+}
+
+impl KindSieve {
+    fn new(clauses_lit: Vec<Vec<String>>) -> KindSieve {
+        let mut literals: Vec<String> = Vec::new();
+        let mut clauses = Vec::with_capacity(clauses_lit.len());
+        for alt in &clauses_lit {
+            let mut ids: Vec<usize> = alt
+                .iter()
+                .map(|l| match literals.iter().position(|x| x == l) {
+                    Some(i) => i,
+                    None => {
+                        literals.push(l.clone());
+                        literals.len() - 1
+                    }
+                })
+                .collect();
+            ids.sort_unstable();
+            ids.dedup();
+            clauses.push(ids);
+        }
+        let mut clauses_of = vec![Vec::new(); literals.len()];
+        for (ci, ids) in clauses.iter().enumerate() {
+            for &id in ids {
+                clauses_of[id].push(ci);
+            }
+        }
+        let automaton = (!literals.is_empty())
+            .then(|| {
+                AhoCorasickBuilder::new()
+                    .ascii_case_insensitive(true)
+                    .match_kind(MatchKind::Standard)
+                    .kind(Some(AhoCorasickKind::DFA))
+                    .build(&literals)
+                    .ok()
+            })
+            .flatten();
+        KindSieve {
+            automaton,
+            clauses,
+            clauses_of,
+        }
+    }
+
+    fn hit_lines(&self, bytes: &[u8]) -> Vec<usize> {
         let Some(ac) = &self.automaton else {
             return Vec::new();
         };
         let mut lines = Vec::new();
         let (mut pos, mut line) = (0usize, 0usize);
+        let mut present: Vec<usize> = Vec::new();
         let mut line_end = 0usize;
-        for m in ac.find_iter(bytes) {
-            if m.start() < line_end {
-                continue; // Same line as the previous hit.
+        let mut decided = false;
+        for m in ac.find_overlapping_iter(bytes) {
+            if m.start() >= line_end {
+                // A new line: settle the previous one.
+                if !decided && self.satisfied(&present) {
+                    lines.push(line);
+                }
+                present.clear();
+                decided = false;
+                line += memchr::memchr_iter(b'\n', &bytes[pos..m.start()]).count();
+                pos = m.start();
+                line_end = memchr::memchr(b'\n', &bytes[m.start()..])
+                    .map_or(bytes.len(), |i| m.start() + i + 1);
             }
-            line += memchr::memchr_iter(b'\n', &bytes[pos..m.start()]).count();
-            pos = m.start();
-            lines.push(line);
-            line_end = memchr::memchr(b'\n', &bytes[m.start()..])
-                .map_or(bytes.len(), |i| m.start() + i + 1);
+            if decided {
+                continue;
+            }
+            let id = m.pattern().as_usize();
+            if !present.contains(&id) {
+                present.push(id);
+                if self.clauses_of[id]
+                    .iter()
+                    .any(|&c| self.clauses[c].iter().all(|l| present.contains(l)))
+                {
+                    lines.push(line);
+                    decided = true;
+                }
+            }
         }
+        if !decided && self.satisfied(&present) {
+            lines.push(line);
+        }
+        lines.dedup();
         lines
+    }
+
+    fn satisfied(&self, present: &[usize]) -> bool {
+        present.iter().any(|&id| {
+            self.clauses_of[id]
+                .iter()
+                .any(|&c| self.clauses[c].iter().all(|l| present.contains(l)))
+        })
     }
 }
 
@@ -113,6 +275,16 @@ fn raw_safe(literal: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_needs_every_literal_of_an_alternative() {
+        let ks = KindSieve::new(vec![
+            vec!["/api/serve/".into(), " 404".into()],
+            vec!["refused".into()],
+        ]);
+        let text = b"GET /api/serve/ 200\nGET /api/serve/ 404\nx\nconnection refused\n404 only\n";
+        assert_eq!(ks.hit_lines(text), vec![1, 3]);
+    }
 
     #[test]
     fn literals_survive_escaping() {
