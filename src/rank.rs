@@ -293,11 +293,34 @@ fn evidence(tl: &Timeline, rules: &[Rule], rule: usize, r: &EvidenceRef) -> Opti
     })
 }
 
+/// Shortens evidence text. A long multi-line record (a traceback) keeps its first and last
+/// lines, because the exception that explains it comes last; then the characters are capped.
 fn cut(text: &str, max: usize) -> String {
+    const HEAD: usize = 3;
+    const TAIL: usize = 3;
+    let lines: Vec<&str> = text.lines().collect();
+    let text = if lines.len() > HEAD + TAIL + 1 {
+        let mut kept: Vec<&str> = lines[..HEAD].to_vec();
+        let dropped = format!("  … {} lines …", lines.len() - HEAD - TAIL);
+        let mut s = kept.join("\n");
+        s.push('\n');
+        s.push_str(&dropped);
+        kept = lines[lines.len() - TAIL..].to_vec();
+        s.push('\n');
+        s.push_str(&kept.join("\n"));
+        s
+    } else {
+        text.to_string()
+    };
     if text.chars().count() <= max {
-        return text.to_string();
+        return text;
     }
-    let mut s: String = text.chars().take(max).collect();
-    s.push_str(" …");
+    // Keep the end of the last line too: cut the middle.
+    let chars: Vec<char> = text.chars().collect();
+    let tail = max / 3;
+    let head = max - tail;
+    let mut s: String = chars[..head].iter().collect();
+    s.push_str(" … ");
+    s.extend(&chars[chars.len() - tail..]);
     s
 }
