@@ -388,7 +388,7 @@ fn merge(events: Vec<Vec<Event>>) -> Vec<Event> {
             keyed.push((carry, ev.file, ev.line, ev));
         }
     }
-    keyed.sort_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
+    keyed.sort_by_key(|a| (a.0, a.1, a.2));
     keyed.into_iter().map(|(_, _, _, ev)| ev).collect()
 }
 

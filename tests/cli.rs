@@ -351,6 +351,9 @@ fn broken_user_pattern_names_file_and_key() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A cause as the sieve comparison sees it: id, summary, evidence `(file, line)`.
+type CauseKey = (String, String, Vec<(String, u64)>);
+
 #[test]
 fn sieved_analyze_finds_what_the_full_parse_finds() {
     // `analyze` parses only the records around prefilter hits; its causes and evidence must be
@@ -372,7 +375,7 @@ fn sieved_analyze_finds_what_the_full_parse_finds() {
         let sieved: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let full = common::report(&dir, raysift::rules::library::builtin().unwrap());
         let full: serde_json::Value = serde_json::to_value(&full).unwrap();
-        let key = |v: &serde_json::Value| -> Vec<(String, String, Vec<(String, u64)>)> {
+        let key = |v: &serde_json::Value| -> Vec<CauseKey> {
             v["causes"]
                 .as_array()
                 .unwrap()

@@ -76,7 +76,7 @@ fn corpus_bundles_rank_their_cause_first() {
                         failures.push(format!("{name}: expected {id} as a cause or symptom; causes {real:?}, symptoms {symptoms:?}"));
                     }
                 }
-                if code != 1 && real.first().is_some() {
+                if code != 1 && !real.is_empty() {
                     // Exit 1 only when a cause reaches --fail-on (error by default).
                     let top = causes.iter().find(|c| c["severity"] != "info");
                     let sev = top.map(|c| c["severity"].as_str().unwrap_or_default().to_string());

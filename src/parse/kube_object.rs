@@ -145,7 +145,7 @@ fn emit_doc(doc: Vec<Leaf>, events: &mut Vec<Event>, unparsed: &mut u64) {
         .iter()
         .find(|l| l.path == "kind")
         .and_then(|l| l.value.as_deref());
-    let list_mode = root_kind.map_or(true, |k| k.ends_with("List"))
+    let list_mode = root_kind.is_none_or(|k| k.ends_with("List"))
         && doc.iter().any(|l| l.path.starts_with("items["));
     // Items of a typed list (`PodList`, `EventList`) carry no kind of their own.
     let item_kind = root_kind
@@ -978,7 +978,7 @@ mod yaml {
                 if ind <= indent || c.starts_with('#') {
                     break;
                 }
-                pieces.extend(std::iter::repeat("").take(next - last - 1));
+                pieces.extend(std::iter::repeat_n("", next - last - 1));
                 pieces.push(strip_comment(c));
                 last = next;
                 next += 1;
@@ -1054,7 +1054,7 @@ mod yaml {
             }
             if n > 0 {
                 if blanks > 0 {
-                    out.extend(std::iter::repeat('\n').take(blanks));
+                    out.extend(std::iter::repeat_n('\n', blanks));
                 } else if double && out.ends_with('\\') && !out.ends_with("\\\\") {
                     out.pop();
                 } else {
