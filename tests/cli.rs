@@ -407,3 +407,54 @@ fn sieved_analyze_finds_what_the_full_parse_finds() {
         );
     }
 }
+
+#[test]
+fn hostile_files_become_diagnostics_and_the_rest_is_analysed() {
+    let dir = scratch("hostile");
+    std::fs::write(
+        dir.join("absurd.log"),
+        "2024-02-30 10:00:00,000\tINFO x.py:1 -- Feb 30\n9999-12-31 23:59:59,999\tINFO x.py:1 -- year 9999\n",
+    )
+    .unwrap();
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    std::fs::write(dir.join("deep.json"), deep).unwrap();
+    let mut binary = vec![0u8; 4096];
+    binary.extend_from_slice(b"\x7fELF");
+    std::fs::write(dir.join("core.bin"), binary).unwrap();
+    std::fs::write(dir.join("giant.log"), "x".repeat(3 << 20)).unwrap();
+    std::fs::copy(
+        common::root().join("tests/fixtures/rules/DSH003/fires/operator.txt"),
+        dir.join("operator.txt"),
+    )
+    .unwrap();
+    let out = common::raysift(&["analyze", dir.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["causes"][0]["id"], "network_policy_timeout");
+    let problems: Vec<String> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            format!(
+                "{}: {}",
+                d["file"].as_str().unwrap(),
+                d["problem"].as_str().unwrap()
+            )
+        })
+        .collect();
+    let has = |file: &str, word: &str| {
+        problems
+            .iter()
+            .any(|p| p.starts_with(file) && p.contains(word))
+    };
+    assert!(has("absurd.log", "impossible date-time"), "{problems:?}");
+    assert!(has("core.bin", "binary"), "{problems:?}");
+    assert!(has("deep.json", "deep"), "{problems:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

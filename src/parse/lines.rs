@@ -142,6 +142,7 @@ pub fn parse_records(
     mut head: impl FnMut(&str) -> Option<Event>,
 ) {
     let mut current: Option<Event> = None;
+    let mut bad_times = BadTimes::default();
     for (no, raw) in split_lines(input) {
         let decoded = decode(raw);
         let (env, content) = strip_envelope(&decoded);
@@ -159,6 +160,7 @@ pub fn parse_records(
             }
             continue;
         }
+        bad_times.check(no, &content);
         let folds = policy == Continuation::Fold
             && current
                 .as_ref()
@@ -186,6 +188,47 @@ pub fn parse_records(
     }
     if let Some(done) = current {
         out.events.push(done);
+    }
+    bad_times.report(out);
+}
+
+/// Lines that start like a record but whose date-time is impossible (`2024-02-30`, year 9999,
+/// `25:00`): kept as text, and reported once per file.
+#[derive(Default)]
+struct BadTimes {
+    count: u64,
+    first: Option<(u32, String)>,
+}
+
+impl BadTimes {
+    fn check(&mut self, no: u32, content: &str) {
+        let text = content.strip_prefix('[').unwrap_or(content);
+        let b = text.as_bytes();
+        let shaped = b.len() >= 19
+            && b[..4].iter().all(u8::is_ascii_digit)
+            && b[4] == b'-'
+            && b[7] == b'-'
+            && b[13] == b':'
+            && b[16] == b':';
+        if shaped && crate::parse::primitives::date_time(text).is_err() {
+            self.count += 1;
+            if self.first.is_none() {
+                let snippet: String = text.chars().take(23).collect();
+                self.first = Some((no, snippet));
+            }
+        }
+    }
+
+    fn report(self, out: &mut ParseOutput) {
+        if let Some((line, snippet)) = self.first {
+            out.diagnostics.push(crate::diag::Diagnostic::at_line(
+                line,
+                format!(
+                    "{} line(s) start with an impossible date-time such as {snippet:?}; kept as text without a time",
+                    self.count
+                ),
+            ));
+        }
     }
 }
 
@@ -241,6 +284,23 @@ mod tests {
         check_envelope(
             "2024-04-11T07:43:43.385Z\tINFO\tsetup\tstarting manager",
             " | 2024-04-11T07:43:43.385Z\tINFO\tsetup\tstarting manager",
+        );
+    }
+
+    #[test]
+    fn impossible_dates_are_diagnostics() {
+        let mut out = ParseOutput::default();
+        let input = "2024-02-30 10:00:00,000\tINFO x.py:1 -- a\n9999-01-01 00:00:00,000\tINFO x.py:1 -- b\n";
+        parse_records(input.as_bytes(), Continuation::Separate, &mut out, |_| None);
+        assert_eq!(out.events.len(), 2);
+        assert_eq!(out.diagnostics.len(), 1);
+        let d = &out.diagnostics[0];
+        assert_eq!(d.line, Some(1));
+        assert!(
+            d.problem
+                .starts_with("2 line(s) start with an impossible date-time"),
+            "{}",
+            d.problem
         );
     }
 
