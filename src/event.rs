@@ -223,29 +223,6 @@ impl SourceKind {
     pub fn from_name(name: &str) -> Option<SourceKind> {
         SourceKind::ALL.into_iter().find(|k| k.as_str() == name)
     }
-
-    /// Ray writes these in the container's local time with no zone.
-    pub fn is_ray_local_time(self) -> bool {
-        matches!(
-            self,
-            SourceKind::Dashboard
-                | SourceKind::DashboardAgent
-                | SourceKind::Autoscaler
-                | SourceKind::RuntimeEnvAgent
-                | SourceKind::RuntimeEnvSetup
-                | SourceKind::LogMonitor
-                | SourceKind::RayPython
-                | SourceKind::Raylet
-                | SourceKind::GcsServer
-                | SourceKind::CoreWorker
-                | SourceKind::Worker
-                | SourceKind::JobDriver
-                | SourceKind::ServeController
-                | SourceKind::ServeProxy
-                | SourceKind::ServeReplica
-                | SourceKind::RayContainer
-        )
-    }
 }
 
 impl fmt::Display for SourceKind {

@@ -59,12 +59,6 @@ pub struct Loaded {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-impl Loaded {
-    pub fn total_bytes(&self) -> u64 {
-        self.files.iter().map(|f| f.bytes).sum()
-    }
-}
-
 /// Bytes of bundle content queued or being parsed at once (one larger file still passes alone).
 const IN_FLIGHT_BYTES: usize = 192 << 20;
 

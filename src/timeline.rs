@@ -19,7 +19,7 @@
 use std::collections::BTreeMap;
 
 use crate::event::{
-    format_rfc3339, micros_from_civil, Event, Micros, RawTime, Timestamp, TsQuality, MICROS_PER_SEC,
+    micros_from_civil, Event, Micros, RawTime, Timestamp, TsQuality, MICROS_PER_SEC,
 };
 use crate::load::{FileInfo, Loaded};
 use crate::parse::primitives::instant;
@@ -399,14 +399,10 @@ pub fn format_offset(secs: i64) -> String {
     format!("{sign}{:02}:{:02}", abs / 3600, abs % 3600 / 60)
 }
 
-/// Renders a capture time for the inventory.
-pub fn describe_capture(cap: &CaptureTime) -> String {
-    format!("{} ({})", format_rfc3339(cap.micros), cap.basis)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::format_rfc3339;
 
     #[test]
     fn consensus_rounds_to_quarter_hours() {
