@@ -35,6 +35,7 @@ struct KindSieve {
     clauses: Vec<Vec<usize>>,
     /// For each literal id, the clauses it belongs to.
     clauses_of: Vec<Vec<usize>>,
+    literals: Vec<String>,
 }
 
 impl std::fmt::Debug for Sieve {
@@ -153,6 +154,19 @@ impl Sieve {
         }
     }
 
+    /// Every distinct literal the prefilter looks for, sorted: what an outside tool (a
+    /// benchmark's `rg` run, say) would search for to do the same first pass.
+    pub fn literals(&self) -> Vec<String> {
+        let mut all: Vec<String> = self
+            .per_kind
+            .iter()
+            .flat_map(|(_, ks)| ks.literals.iter().cloned())
+            .collect();
+        all.sort();
+        all.dedup();
+        all
+    }
+
     /// Whether files of this kind must be parsed in full.
     pub fn needs_full(&self, kind: SourceKind) -> bool {
         self.full_kinds.contains(&kind)
@@ -206,6 +220,7 @@ impl KindSieve {
             automaton,
             clauses,
             clauses_of,
+            literals,
         }
     }
 
