@@ -8,6 +8,8 @@
 
 /// Minimum useful literal length; shorter ones would make the prefilter match everything.
 const MIN_LITERAL: usize = 3;
+/// A required group with more members than this is not split into alternatives.
+const MAX_GROUP_SPLIT: usize = 8;
 /// Groups nested deeper than this are not looked into.
 const MAX_DEPTH: usize = 8;
 
@@ -215,31 +217,59 @@ fn branch_set_and_runs(chars: &[char], depth: usize) -> (Option<Vec<String>>, Ve
     (best, runs)
 }
 
+/// Whether a pattern matches some letters without regard to case (an `(?i)` flag anywhere):
+/// its literals are then lower-cased and must be looked for case-insensitively.
+pub fn folds_case(pattern: &str) -> bool {
+    pattern.contains("(?i")
+}
+
 /// For the raw-line sieve: the alternatives of `pattern`, each a list of literals that every
-/// match of that alternative contains together (lower-cased). Empty when some alternative
+/// match of that alternative contains together, as written (lower-cased when the pattern
+/// [folds case](folds_case)). Empty when some alternative
 /// has no literal. A line that holds every literal of one alternative is a candidate; this
 /// is sharper than one literal when the longest literal is common (`/api/serve/`) and the
 /// telling one is short (`" 404`).
 pub fn required_conjunctions(pattern: &str) -> Vec<Vec<String>> {
     let chars: Vec<char> = pattern.chars().collect();
     // A pattern written to span lines may find its literals on different physical lines:
-    // then one literal per alternative is all that can be asked of a line.
-    let multi_line = pattern.contains("\\n") || pattern.contains("(?s") || pattern.contains("(?m");
+    // then one literal per alternative is all that can be asked of a line. (`(?m)` only
+    // moves `^` and `$` to line ends; it does not let a match cross one.)
+    let multi_line = pattern.contains("\\n") || pattern.contains("(?s");
+    let fold = folds_case(pattern);
+    let case = |l: &str| {
+        if fold {
+            l.to_lowercase()
+        } else {
+            l.to_string()
+        }
+    };
     if multi_line {
-        return required_literals(pattern)
-            .into_iter()
-            .map(|l| vec![l])
-            .collect();
+        let mut lits = alternation(&chars, 0).unwrap_or_default();
+        lits.sort();
+        lits.dedup();
+        return lits.iter().map(|l| vec![case(l)]).collect();
     }
     let mut out = Vec::new();
     for branch in split_top_level(&chars) {
         let (best, runs) = branch_set_and_runs(branch, 0);
         if !runs.is_empty() {
-            out.push(runs.iter().map(|r| r.to_lowercase()).collect());
+            let base: Vec<String> = runs.iter().map(|r| case(r)).collect();
+            match best {
+                // A required group (`(context deadline exceeded|request canceled)`) sharpens
+                // the runs: one alternative per member of the group.
+                Some(set) if set.len() > 1 && set.len() <= MAX_GROUP_SPLIT => {
+                    for member in set {
+                        let mut alt = base.clone();
+                        alt.push(case(&member));
+                        out.push(alt);
+                    }
+                }
+                _ => out.push(base),
+            }
             continue;
         }
         match best {
-            Some(set) => out.extend(set.into_iter().map(|l| vec![l.to_lowercase()])),
+            Some(set) => out.extend(set.into_iter().map(|l| vec![case(&l)])),
             None => return Vec::new(),
         }
     }
@@ -286,7 +316,7 @@ mod tests {
             ),
             vec![vec![
                 " /api/serve/".to_string(),
-                " http/1.".to_string(),
+                " HTTP/1.".to_string(),
                 "\" 404".to_string()
             ]]
         );
@@ -296,7 +326,22 @@ mod tests {
         );
         assert_eq!(
             required_conjunctions(r"(?P<c>Foo|Barbaz)"),
+            vec![vec!["Foo".to_string()], vec!["Barbaz".to_string()]]
+        );
+        assert_eq!(
+            required_conjunctions(r"(?i)(?P<c>Foo|Barbaz)"),
             vec![vec!["foo".to_string()], vec!["barbaz".to_string()]]
+        );
+        // A required group splits the runs into one alternative per member.
+        assert_eq!(
+            required_conjunctions(r"GET /api/x: (context deadline exceeded|request canceled)"),
+            vec![
+                vec![
+                    "GET /api/x: ".to_string(),
+                    "context deadline exceeded".to_string()
+                ],
+                vec!["GET /api/x: ".to_string(), "request canceled".to_string()],
+            ]
         );
     }
 
