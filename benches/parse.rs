@@ -117,6 +117,7 @@ fn engine() {
             limits: Limits::DEFAULT,
             threads: 1,
             sieve: None,
+            progress: None,
         },
     ) {
         Ok(l) => l,

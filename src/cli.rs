@@ -339,6 +339,7 @@ fn load_config(read: &ReadArgs) -> Result<(LoadConfig, TimeConfig), Failure> {
                 max_ratio: read.max_ratio.max(1),
             },
             threads,
+            progress: None,
         },
         TimeConfig { tz_override },
     ))

@@ -8,7 +8,7 @@
 //! `.zip` and the extracted directory give the same paths.
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::bundle::{self, Entry, Limits, OpenError};
 use crate::classify::classify;
@@ -18,7 +18,7 @@ use crate::parse::{self, Format, ParseOutput};
 use crate::rules::sieve::{Sieve, LOOKAHEAD_LINES, LOOKBACK_LINES};
 
 /// How to load a bundle.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct LoadConfig {
     pub limits: Limits,
     /// For `analyze`: parse only the records around lines a rule could match (see
@@ -26,7 +26,12 @@ pub struct LoadConfig {
     pub sieve: Option<std::sync::Arc<Sieve>>,
     /// Parser threads; 1 parses on the calling thread.
     pub threads: usize,
+    /// Told of every file or piece as it is read: its path and bytes (for a progress bar).
+    pub progress: Option<Progress>,
 }
+
+/// A callback told of each file or piece read: its path and its bytes.
+pub type Progress = Arc<dyn Fn(&str, u64) + Send + Sync>;
 
 /// One file of the bundle, as the inventory shows it.
 #[derive(Clone, Debug)]
@@ -59,8 +64,9 @@ pub struct Loaded {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Bytes of bundle content queued or being parsed at once (one larger file still passes alone).
-const IN_FLIGHT_BYTES: usize = 192 << 20;
+/// Bytes of bundle content queued or being parsed at once (one larger file still passes
+/// alone).
+const IN_FLIGHT_BYTES: usize = 48 << 20;
 
 /// A byte budget shared by the reader and the parser threads.
 struct Gate {
@@ -109,15 +115,376 @@ struct Parsed {
     out: ParseOutput,
 }
 
+/// Size of the pieces a sieved file is parsed in: archive members are read in pieces of this
+/// size as they are inflated (so memory stays flat however large a member is), and files
+/// read whole are cut at the same places, so that every container gives the same events.
+const PIECE_BYTES: usize = 4 << 20;
+
+/// One unit of parsing work.
+enum Job {
+    /// A whole file, parsed through the sieve when one is given.
+    Whole(Entry, Option<Arc<Sieve>>),
+    /// One piece of a sieved file.
+    Piece(PieceJob),
+    /// Nothing left to parse.
+    Done(Parsed),
+}
+
+/// A piece of a sieved file, with the lines around it that its records may need.
+struct PieceJob {
+    path: String,
+    mtime: Option<i64>,
+    index: u32,
+    kind: SourceKind,
+    /// Up to [`LOOKBACK_LINES`] lines of the file before the piece, the piece, and up to
+    /// [`LOOKAHEAD_LINES`] + 1 lines after it.
+    text: Text,
+    /// Where the piece itself is in `text`.
+    own: std::ops::Range<usize>,
+    first: bool,
+    last: bool,
+    sieve: Arc<Sieve>,
+}
+
+/// The text of a piece: gathered from the pieces of a member, or a range of a file read
+/// whole.
+enum Text {
+    Owned(Vec<u8>),
+    Shared(Arc<Entry>, std::ops::Range<usize>),
+}
+
+impl Text {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Text::Owned(v) => v,
+            Text::Shared(entry, range) => entry.bytes.get(range.clone()).unwrap_or_default(),
+        }
+    }
+}
+
+/// What a job gave.
+enum Part {
+    Whole(Parsed),
+    Piece(Box<PieceDone>),
+}
+
+struct PieceDone {
+    path: String,
+    mtime: Option<i64>,
+    index: u32,
+    kind: SourceKind,
+    bytes: u64,
+    lines: u64,
+    /// Lines of context before the piece: record line numbers count from the context.
+    before_lines: u32,
+    out: Sieved,
+}
+
+impl Part {
+    fn path(&self) -> &str {
+        match self {
+            Part::Whole(p) => &p.path,
+            Part::Piece(p) => &p.path,
+        }
+    }
+
+    fn index(&self) -> u32 {
+        match self {
+            Part::Whole(_) => 0,
+            Part::Piece(p) => p.index,
+        }
+    }
+}
+
+impl Job {
+    fn size(&self) -> usize {
+        match self {
+            Job::Whole(entry, _) => entry.bytes.len(),
+            Job::Piece(piece) => piece.text.bytes().len(),
+            Job::Done(_) => 0,
+        }
+    }
+
+    fn run(self) -> Part {
+        match self {
+            Job::Whole(entry, sieve) => Part::Whole(parse_entry(entry, sieve.as_deref())),
+            Job::Done(parsed) => Part::Whole(parsed),
+            Job::Piece(job) => {
+                let text = job.text.bytes();
+                let own = job.own.clone();
+                let piece = text.get(own.clone()).unwrap_or_default();
+                let before = text.get(..own.start).unwrap_or_default();
+                let out = parse_windows(job.kind, text, own, &job.sieve, job.first, job.last);
+                Part::Piece(Box::new(PieceDone {
+                    path: job.path,
+                    mtime: job.mtime,
+                    index: job.index,
+                    kind: job.kind,
+                    bytes: piece.len() as u64,
+                    lines: count_lines(piece),
+                    before_lines: memchr::memchr_iter(b'\n', before).count() as u32,
+                    out,
+                }))
+            }
+        }
+    }
+}
+
+/// Turns the entries of a walk into jobs: files read whole go as they are (cut into pieces
+/// when sieved), the pieces of a streamed member wait for the head of the next one.
+struct Router {
+    sieve: Option<Arc<Sieve>>,
+    open: Option<Open>,
+}
+
+/// The streamed member whose pieces are arriving.
+struct Open {
+    path: String,
+    mtime: Option<i64>,
+    mode: Mode,
+}
+
+enum Mode {
+    /// Parsed piece by piece; `held` waits for the head of its successor.
+    Sieved {
+        kind: SourceKind,
+        held: Option<(u32, Vec<u8>)>,
+        before: Vec<u8>,
+    },
+    /// Parsed whole once every piece is in.
+    Gather(Vec<u8>),
+    /// Not parsed (binary); its bytes are counted.
+    Skip { problem: String, bytes: u64 },
+}
+
+impl Router {
+    /// How a file whose first piece is `head` is read: piece by piece through the sieve
+    /// (`Some(kind)`), or whole.
+    fn sieved_kind(&self, path: &str, head: &[u8]) -> Option<SourceKind> {
+        let sieve = self.sieve.as_deref()?;
+        if binary_content(head).is_some()
+            || head.starts_with(&[0xFF, 0xFE])
+            || head.starts_with(&[0xFE, 0xFF])
+            || head.starts_with(SECTION_START)
+        {
+            return None;
+        }
+        let kind = classify(path, head);
+        (!whole_document(kind) && !sieve.needs_full(kind)).then_some(kind)
+    }
+
+    fn route(&mut self, entry: Entry, run: &mut dyn FnMut(Job)) {
+        if entry.piece == bundle::Piece::WHOLE {
+            return self.route_whole(entry, run);
+        }
+        if entry.piece.index == 0 {
+            let head = &entry.bytes[..];
+            let mode = match (binary_content(head), self.sieved_kind(&entry.path, head)) {
+                (Some(problem), _) => Mode::Skip { problem, bytes: 0 },
+                (None, Some(kind)) => Mode::Sieved {
+                    kind,
+                    held: None,
+                    before: Vec::new(),
+                },
+                (None, None) => Mode::Gather(Vec::new()),
+            };
+            self.open = Some(Open {
+                path: entry.path.clone(),
+                mtime: entry.mtime,
+                mode,
+            });
+        }
+        let Some(open) = self.open.as_mut().filter(|o| o.path == entry.path) else {
+            return;
+        };
+        let last = entry.piece.last;
+        match &mut open.mode {
+            Mode::Gather(buf) => {
+                buf.extend_from_slice(&entry.bytes);
+                if last {
+                    let bytes = std::mem::take(buf);
+                    run(Job::Whole(
+                        Entry {
+                            path: open.path.clone(),
+                            mtime: open.mtime,
+                            bytes: bundle::Bytes::Owned(bytes),
+                            piece: bundle::Piece::WHOLE,
+                        },
+                        None,
+                    ));
+                }
+            }
+            Mode::Skip { problem, bytes } => {
+                *bytes += entry.bytes.len() as u64;
+                if last {
+                    run(Job::Done(skipped(
+                        open.path.clone(),
+                        open.mtime,
+                        *bytes,
+                        problem.clone(),
+                    )));
+                }
+            }
+            Mode::Sieved { kind, held, before } => {
+                let Some(sieve) = self.sieve.clone() else {
+                    return;
+                };
+                let next = match entry.bytes {
+                    bundle::Bytes::Owned(v) => v,
+                    bundle::Bytes::Mapped(m) => m.to_vec(),
+                };
+                if let Some((index, piece)) = held.take() {
+                    let after = &next[..forward_lines(&next, 0, LOOKAHEAD_LINES + 1)];
+                    let next_before = tail_lines(before, &piece, LOOKBACK_LINES);
+                    let mut text = std::mem::take(before);
+                    let own = text.len()..text.len() + piece.len();
+                    text.extend_from_slice(&piece);
+                    text.extend_from_slice(after);
+                    run(Job::Piece(PieceJob {
+                        path: open.path.clone(),
+                        mtime: open.mtime,
+                        index,
+                        kind: *kind,
+                        text: Text::Owned(text),
+                        own,
+                        first: index == 0,
+                        last: false,
+                        sieve: Arc::clone(&sieve),
+                    }));
+                    *before = next_before;
+                }
+                if last {
+                    let mut text = std::mem::take(before);
+                    let own = text.len()..text.len() + next.len();
+                    text.extend_from_slice(&next);
+                    run(Job::Piece(PieceJob {
+                        path: open.path.clone(),
+                        mtime: open.mtime,
+                        index: entry.piece.index,
+                        kind: *kind,
+                        text: Text::Owned(text),
+                        own,
+                        first: entry.piece.index == 0,
+                        last: true,
+                        sieve,
+                    }));
+                } else {
+                    *held = Some((entry.piece.index, next));
+                }
+            }
+        }
+        if last {
+            self.open = None;
+        }
+    }
+
+    /// A file read whole: cut into the pieces a stream would have given when it is sieved.
+    fn route_whole(&mut self, entry: Entry, run: &mut dyn FnMut(Job)) {
+        let first_end = piece_end(&entry.bytes, 0, PIECE_BYTES);
+        let kind = self.sieved_kind(&entry.path, &entry.bytes[..first_end]);
+        let (Some(kind), Some(sieve)) = (kind, self.sieve.clone()) else {
+            return run(Job::Whole(entry, None));
+        };
+        let entry = Arc::new(entry);
+        let len = entry.bytes.len();
+        let mut start = 0usize;
+        let mut index = 0u32;
+        loop {
+            let end = piece_end(&entry.bytes, start, PIECE_BYTES);
+            let last = end >= len;
+            let from = back_lines(&entry.bytes, start, LOOKBACK_LINES).0;
+            let to = if last {
+                len
+            } else {
+                forward_lines(&entry.bytes, end, LOOKAHEAD_LINES + 1)
+            };
+            run(Job::Piece(PieceJob {
+                path: entry.path.clone(),
+                mtime: entry.mtime,
+                index,
+                kind,
+                text: Text::Shared(Arc::clone(&entry), from..to),
+                own: start - from..end - from,
+                first: index == 0,
+                last,
+                sieve: Arc::clone(&sieve),
+            }));
+            if last {
+                break;
+            }
+            start = end;
+            index = index.saturating_add(1);
+        }
+    }
+}
+
+/// Where the piece that starts at `start` ends: at the last line end within `size` bytes,
+/// else at the first one after (in steps of 64 KiB, as a stream is read), else at the end.
+/// The same rule as [`bundle::walk_in_pieces`] reads by.
+fn piece_end(bytes: &[u8], start: usize, size: usize) -> usize {
+    let mut limit = start.saturating_add(size).min(bytes.len());
+    loop {
+        if limit >= bytes.len() {
+            return bytes.len();
+        }
+        if let Some(nl) = memchr::memrchr(b'\n', &bytes[start..limit]) {
+            return start + nl + 1;
+        }
+        limit = limit.saturating_add(1 << 16).min(bytes.len());
+    }
+}
+
+/// The last `n` lines of `before` followed by `piece` (the piece may be shorter).
+fn tail_lines(before: &[u8], piece: &[u8], n: usize) -> Vec<u8> {
+    let (from, got) = back_lines(piece, piece.len(), n);
+    if got >= n || from > 0 {
+        return piece[from..].to_vec();
+    }
+    let (from_before, _) = back_lines(before, before.len(), n - got);
+    let mut out = before[from_before..].to_vec();
+    out.extend_from_slice(piece);
+    out
+}
+
+/// A file that is not parsed, with the reason.
+fn skipped(path: String, mtime: Option<i64>, bytes: u64, problem: String) -> Parsed {
+    let mut out = ParseOutput::default();
+    out.diagnostics
+        .push(Diagnostic::for_file(String::new(), problem));
+    Parsed {
+        path,
+        mtime,
+        bytes,
+        lines: 0,
+        kind: SourceKind::Unknown,
+        out,
+    }
+}
+
 /// Opens and parses a bundle. Fails only when the bundle cannot be opened at all.
 pub fn load(path: &Path, cfg: &LoadConfig) -> Result<Loaded, OpenError> {
-    let results: Mutex<Vec<Parsed>> = Mutex::new(Vec::new());
+    let results: Mutex<Vec<Part>> = Mutex::new(Vec::new());
+    let mut router = Router {
+        sieve: cfg.sieve.clone(),
+        open: None,
+    };
+    let piece_bytes = if cfg.sieve.is_some() {
+        PIECE_BYTES
+    } else {
+        usize::MAX
+    };
+    let progress = cfg.progress.clone();
     let summary = if cfg.threads <= 1 {
-        bundle::walk(path, &cfg.limits, &mut |entry| {
-            let parsed = parse_entry(entry, cfg.sieve.as_deref());
-            if let Ok(mut all) = results.lock() {
-                all.push(parsed);
+        bundle::walk_in_pieces(path, &cfg.limits, piece_bytes, &mut |entry| {
+            if let Some(p) = &progress {
+                p(&entry.path, entry.bytes.len() as u64);
             }
+            router.route(entry, &mut |job| {
+                let part = job.run();
+                if let Ok(mut all) = results.lock() {
+                    all.push(part);
+                }
+            });
         })?
     } else {
         let pool = rayon::ThreadPoolBuilder::new()
@@ -131,24 +498,29 @@ pub fn load(path: &Path, cfg: &LoadConfig) -> Result<Loaded, OpenError> {
         // that memory does not grow with the bundle when decompression outruns parsing.
         let in_flight = Gate::new(IN_FLIGHT_BYTES);
         pool.in_place_scope(|scope| {
-            bundle::walk(path, &cfg.limits, &mut |entry: Entry| {
-                let size = entry.bytes.len();
-                in_flight.acquire(size);
-                let results = &results;
-                let sieve = cfg.sieve.clone();
-                let in_flight = &in_flight;
-                scope.spawn(move |_| {
-                    let parsed = parse_entry(entry, sieve.as_deref());
-                    in_flight.release(size);
-                    if let Ok(mut all) = results.lock() {
-                        all.push(parsed);
-                    }
+            bundle::walk_in_pieces(path, &cfg.limits, piece_bytes, &mut |entry: Entry| {
+                if let Some(p) = &progress {
+                    p(&entry.path, entry.bytes.len() as u64);
+                }
+                router.route(entry, &mut |job| {
+                    let size = job.size();
+                    in_flight.acquire(size);
+                    let results = &results;
+                    let in_flight = &in_flight;
+                    scope.spawn(move |_| {
+                        let part = job.run();
+                        in_flight.release(size);
+                        if let Ok(mut all) = results.lock() {
+                            all.push(part);
+                        }
+                    });
                 });
             })
         })?
     };
-    let mut parsed = results.into_inner().unwrap_or_default();
-    parsed.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut parts = results.into_inner().unwrap_or_default();
+    parts.sort_by(|a, b| a.path().cmp(b.path()).then(a.index().cmp(&b.index())));
+    let parsed = assemble(parts);
 
     let root_name = common_root(parsed.iter().map(|p| p.path.as_str()));
     let mut files = Vec::with_capacity(parsed.len());
@@ -199,20 +571,90 @@ pub fn load(path: &Path, cfg: &LoadConfig) -> Result<Loaded, OpenError> {
     })
 }
 
+/// Joins the pieces of each file, in order, into one parsed file. `parts` are sorted by path,
+/// then piece.
+fn assemble(parts: Vec<Part>) -> Vec<Parsed> {
+    let mut files: Vec<Parsed> = Vec::new();
+    let mut pieces: Vec<PieceDone> = Vec::new();
+    let flush = |pieces: &mut Vec<PieceDone>, files: &mut Vec<Parsed>| {
+        if let Some(file) = join_pieces(std::mem::take(pieces)) {
+            files.push(file);
+        }
+    };
+    for part in parts {
+        match part {
+            Part::Whole(p) => {
+                flush(&mut pieces, &mut files);
+                files.push(p);
+            }
+            Part::Piece(p) => {
+                if pieces.last().is_some_and(|last| last.path != p.path) {
+                    flush(&mut pieces, &mut files);
+                }
+                pieces.push(*p);
+            }
+        }
+    }
+    flush(&mut pieces, &mut files);
+    files
+}
+
+/// One file from its pieces (in order): line numbers made the file's own, the hit records
+/// of all, the first timed record of the first piece that has one, the last of the last.
+fn join_pieces(pieces: Vec<PieceDone>) -> Option<Parsed> {
+    let first = pieces.first()?;
+    let (path, mtime, kind) = (first.path.clone(), first.mtime, first.kind);
+    let mut all = Sieved::default();
+    let (mut bytes, mut lines) = (0u64, 0u64);
+    for p in pieces {
+        // Record lines count from the context before the piece, which ends where the
+        // previous pieces do.
+        let before = i64::from(p.before_lines);
+        let done = lines as i64;
+        let shift = |line: u32| -> u32 {
+            let abs = i64::from(line) + done - before;
+            u32::try_from(abs.max(1)).unwrap_or(u32::MAX)
+        };
+        let mut out = p.out;
+        for ev in out
+            .events
+            .iter_mut()
+            .chain(out.first_timed.iter_mut())
+            .chain(out.last_timed.iter_mut())
+        {
+            ev.line = shift(ev.line);
+        }
+        for d in &mut out.diagnostics {
+            d.line = d.line.map(shift);
+        }
+        all.events.append(&mut out.events);
+        if all.first_timed.is_none() {
+            all.first_timed = out.first_timed;
+        }
+        if out.last_timed.is_some() {
+            all.last_timed = out.last_timed;
+        }
+        all.diagnostics.append(&mut out.diagnostics);
+        all.unparsed_lines += out.unparsed_lines;
+        all.zone_samples.append(&mut out.zone_samples);
+        bytes += p.bytes;
+        lines += p.lines;
+    }
+    all.events.dedup_by(|a, b| a.line == b.line);
+    Some(Parsed {
+        path,
+        mtime,
+        bytes,
+        lines,
+        kind,
+        out: all.into_output(),
+    })
+}
+
 fn parse_entry(entry: Entry, sieve: Option<&Sieve>) -> Parsed {
     let raw: &[u8] = &entry.bytes;
     if let Some(problem) = binary_content(raw) {
-        let mut out = ParseOutput::default();
-        out.diagnostics
-            .push(Diagnostic::for_file(String::new(), problem));
-        return Parsed {
-            path: entry.path,
-            mtime: entry.mtime,
-            bytes: raw.len() as u64,
-            lines: 0,
-            kind: SourceKind::Unknown,
-            out,
-        };
+        return skipped(entry.path, entry.mtime, raw.len() as u64, problem);
     }
     let decoded = decode_utf16(raw);
     let bytes: &[u8] = decoded.as_deref().unwrap_or(raw);
@@ -298,62 +740,112 @@ const HEAD_LINES: usize = 2000;
 /// Lines parsed at the end of every file: the last time.
 const TAIL_LINES: usize = 40;
 
-/// Parses only the windows around the sieve's hits, plus the head and tail of the file, and
-/// keeps the records that hold a hit, the file's first and last timed records and the zone
-/// samples of the head.
+/// What the windowed parse of one stretch of a file keeps.
+#[derive(Default)]
+struct Sieved {
+    /// Records that hold a hit, in file order.
+    events: Vec<Event>,
+    /// The first and last timed records parsed, whether or not they hold a hit.
+    first_timed: Option<Event>,
+    last_timed: Option<Event>,
+    diagnostics: Vec<Diagnostic>,
+    unparsed_lines: u64,
+    zone_samples: Vec<Micros>,
+}
+
+impl Sieved {
+    /// The events to keep, in file order: the hit records and the first and last timed ones.
+    fn into_output(self) -> ParseOutput {
+        let mut events = self.events;
+        events.extend(self.first_timed);
+        events.extend(self.last_timed);
+        events.sort_by_key(|e| e.line);
+        events.dedup_by(|a, b| a.line == b.line);
+        ParseOutput {
+            events,
+            diagnostics: self.diagnostics,
+            unparsed_lines: self.unparsed_lines,
+            zone_samples: self.zone_samples,
+        }
+    }
+}
+
+/// Parses a whole file through the sieve: the windows around its hits, its head and tail.
 fn parse_sieved(kind: SourceKind, bytes: &[u8], sieve: &Sieve) -> ParseOutput {
-    let hits = sieve.hit_lines(kind, bytes);
-    let starts = line_starts(bytes);
-    let n_lines = starts.len();
-    // Windows of line indices [from, to), merged.
-    let mut windows: Vec<(usize, usize)> = Vec::new();
-    let mut push = |from: usize, to: usize| match windows.last_mut() {
-        Some(last) if from <= last.1 => last.1 = last.1.max(to),
-        _ => windows.push((from, to)),
+    parse_windows(kind, bytes, 0..bytes.len(), sieve, true, true).into_output()
+}
+
+/// Parses only the windows around the sieve's hits in `text[own]` (plus the head of `text`
+/// when `head`, and its tail when `tail`), and keeps the records that hold one of those
+/// hits, the first and last timed records, and the zone samples of the head. `text` around
+/// `own` is context from the neighbouring pieces of the file: lines there are parsed so that
+/// a record that starts before `own` or runs on after it is whole, but their hits belong to
+/// the neighbours. Line numbers are 1-based from the start of `text`.
+fn parse_windows(
+    kind: SourceKind,
+    text: &[u8],
+    own: std::ops::Range<usize>,
+    sieve: &Sieve,
+    head: bool,
+    tail: bool,
+) -> Sieved {
+    let lines_before_own = memchr::memchr_iter(b'\n', &text[..own.start]).count();
+    let hits: Vec<(usize, usize)> = sieve
+        .hits(kind, &text[own.clone()])
+        .into_iter()
+        .map(|h| (h.line + lines_before_own, h.start + own.start))
+        .collect();
+    // Windows as (first line index, start byte, end byte), merged.
+    let mut windows: Vec<(usize, usize, usize)> = Vec::new();
+    let mut push = |line: usize, from: usize, to: usize| match windows.last_mut() {
+        Some(last) if from <= last.2 => last.2 = last.2.max(to),
+        _ => windows.push((line, from, to)),
     };
-    push(0, HEAD_LINES.min(n_lines));
-    for &h in &hits {
+    if head {
+        push(0, 0, forward_lines(text, 0, HEAD_LINES));
+    }
+    for &(line, start) in &hits {
+        let (from, back) = back_lines(text, start, LOOKBACK_LINES);
         push(
-            h.saturating_sub(LOOKBACK_LINES),
-            (h + LOOKAHEAD_LINES + 1).min(n_lines),
+            line - back,
+            from,
+            forward_lines(text, start, LOOKAHEAD_LINES + 1),
         );
     }
-    push(n_lines.saturating_sub(TAIL_LINES), n_lines);
+    if tail {
+        let total = count_lines(text) as usize;
+        let (from, back) = back_lines(text, text.len(), TAIL_LINES);
+        // `back_lines` from the very end counts the last line as one even without a newline.
+        push(total.saturating_sub(back), from, text.len());
+    }
 
-    let mut out = ParseOutput::default();
-    let mut hit_iter = hits.iter().peekable();
-    for (wi, &(from, to)) in windows.iter().enumerate() {
-        let start = starts.get(from).copied().unwrap_or(bytes.len());
-        let end = starts.get(to).copied().unwrap_or(bytes.len());
-        let part = parse::parse(kind, &bytes[start..end]);
-        let offset = from as u32;
-        let first_window = wi == 0;
-        let last_window = wi + 1 == windows.len();
-        if first_window {
+    let mut out = Sieved::default();
+    let mut hit_iter = hits.iter().map(|&(line, _)| line).peekable();
+    for (wi, &(first_line, from, to)) in windows.iter().enumerate() {
+        let part = parse::parse(kind, &text[from..to]);
+        let offset = first_line as u32;
+        if wi == 0 && head {
             out.zone_samples.extend(&part.zone_samples);
         }
         out.unparsed_lines += part.unparsed_lines;
-        let mut part_events = part.events;
-        let first_timed = if first_window {
-            part_events.iter().position(|e| e.raw_time.is_some())
-        } else {
-            None
-        };
-        let last_timed = if last_window {
-            part_events.iter().rposition(|e| e.raw_time.is_some())
-        } else {
-            None
-        };
-        for (idx, mut ev) in part_events.drain(..).enumerate() {
+        for mut ev in part.events {
             ev.line += offset;
             // Lines of this record, as 0-based indices.
             let lo = (ev.line - 1) as usize;
             let hi = lo + ev.n_lines.max(1) as usize;
-            while hit_iter.peek().is_some_and(|h| **h < lo) {
+            while hit_iter.peek().is_some_and(|h| *h < lo) {
                 hit_iter.next();
             }
-            let holds_hit = hit_iter.peek().is_some_and(|h| **h < hi);
-            if holds_hit || Some(idx) == first_timed || Some(idx) == last_timed {
+            let holds_hit = hit_iter.peek().is_some_and(|h| *h < hi);
+            if ev.raw_time.is_some() {
+                if out.first_timed.is_none() {
+                    out.first_timed = Some(ev.clone());
+                }
+                if !tail || wi + 1 == windows.len() {
+                    out.last_timed = Some(ev.clone());
+                }
+            }
+            if holds_hit {
                 out.events.push(ev);
             }
         }
@@ -367,18 +859,30 @@ fn parse_sieved(kind: SourceKind, bytes: &[u8], sieve: &Sieve) -> ParseOutput {
     out
 }
 
-/// Byte offset where each line starts.
-fn line_starts(bytes: &[u8]) -> Vec<usize> {
-    let mut starts = Vec::with_capacity(bytes.len() / 100 + 1);
-    if !bytes.is_empty() {
-        starts.push(0);
+/// Walks back from `pos` (a line start, or the end of `text`) over up to `n` lines; returns
+/// the start of the line reached and how many lines were stepped over.
+fn back_lines(text: &[u8], pos: usize, n: usize) -> (usize, usize) {
+    let mut at = pos;
+    let mut stepped = 0;
+    // From the end of a text that does not end in a newline, the unterminated last line
+    // is the first one stepped over.
+    while stepped < n && at > 0 {
+        let search_end = if at == text.len() && text.last() != Some(&b'\n') {
+            at
+        } else {
+            at - 1
+        };
+        at = memchr::memrchr(b'\n', &text[..search_end]).map_or(0, |i| i + 1);
+        stepped += 1;
     }
-    for nl in memchr::memchr_iter(b'\n', bytes) {
-        if nl + 1 < bytes.len() {
-            starts.push(nl + 1);
-        }
-    }
-    starts
+    (at, stepped)
+}
+
+/// The byte after the `n`th line end from `pos`, or the end of `text`.
+fn forward_lines(text: &[u8], pos: usize, n: usize) -> usize {
+    memchr::memchr_iter(b'\n', &text[pos..])
+        .nth(n.saturating_sub(1))
+        .map_or(text.len(), |i| pos + i + 1)
 }
 
 fn count_lines(bytes: &[u8]) -> u64 {
@@ -517,6 +1021,38 @@ mod tests {
             .collect();
         assert!(binary_content(&utf16).is_none());
         assert_eq!(decode_utf16(&utf16).as_deref(), Some(&b"Name: x\n"[..]));
+    }
+
+    #[test]
+    fn pieces_end_at_line_ends_as_a_stream_is_cut() {
+        let text = b"aaaa\nbbbb\ncccc\n";
+        assert_eq!(piece_end(text, 0, 7), 5);
+        assert_eq!(piece_end(text, 5, 7), 10);
+        assert_eq!(piece_end(text, 10, 7), 15);
+        // A line longer than the piece: the piece runs on to the last line end read by
+        // then (64 KiB further), or to the end of the file.
+        assert_eq!(piece_end(b"aaaaaaaaaa\nb", 0, 4), 12);
+        let mut long = b"aaaaaaaaaa\n".to_vec();
+        long.extend(std::iter::repeat_n(b'z', 70_000));
+        assert_eq!(piece_end(&long, 0, 4), 11);
+        assert_eq!(piece_end(b"aaaaaaaaaa", 0, 4), 10);
+    }
+
+    #[test]
+    fn lines_are_walked_back_and_forth() {
+        let text = b"a\nb\nc";
+        assert_eq!(back_lines(text, text.len(), 1), (4, 1));
+        assert_eq!(back_lines(text, text.len(), 2), (2, 2));
+        assert_eq!(back_lines(text, text.len(), 9), (0, 3));
+        assert_eq!(back_lines(text, 4, 1), (2, 1));
+        assert_eq!(back_lines(b"a\nb\n", 4, 1), (2, 1));
+        assert_eq!(forward_lines(text, 0, 1), 2);
+        assert_eq!(forward_lines(text, 0, 2), 4);
+        assert_eq!(forward_lines(text, 0, 3), text.len());
+        // The context carried to the next piece: the last lines, reaching into the one
+        // before when the piece is short.
+        assert_eq!(tail_lines(b"x\ny\n", b"a\nb\n", 1), b"b\n");
+        assert_eq!(tail_lines(b"x\ny\n", b"a\nb\n", 3), b"y\na\nb\n");
     }
 
     #[test]

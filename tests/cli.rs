@@ -458,3 +458,92 @@ fn hostile_files_become_diagnostics_and_the_rest_is_analysed() {
     assert!(has("deep.json", "deep"), "{problems:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Copies a directory tree.
+fn copy_tree(from: &Path, to: &Path) {
+    for (rel, p) in files_under(from) {
+        let dest = to.join(&rel);
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::copy(&p, &dest).unwrap();
+    }
+}
+
+/// Evidence of a report as (file, line, text), in report order.
+fn evidence(report: &[u8]) -> Vec<(String, u64, String)> {
+    let v: serde_json::Value = serde_json::from_slice(report).unwrap();
+    let mut out = Vec::new();
+    for cause in v["causes"].as_array().unwrap() {
+        for e in cause["evidence"].as_array().unwrap() {
+            out.push((
+                e["file"].as_str().unwrap().to_string(),
+                e["line"].as_u64().unwrap(),
+                e["text"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn files_larger_than_a_piece_give_the_same_report_in_every_container() {
+    // The operator log of a corpus bundle, padded with healthy lines so that its incident
+    // straddles the first 4 MiB piece boundary and the file spans four pieces.
+    let name = "handmade-agent-died";
+    let src = common::root().join("corpus").join(name);
+    let out = scratch("pieces");
+    let dir = out.join("big-agent-died");
+    copy_tree(&src, &dir);
+    let log_path = dir.join("operator-log.txt");
+    let original = std::fs::read_to_string(&log_path).unwrap();
+    let first = "2023-08-22T15:51:02.389Z\tINFO\tsetup\tSetup manager\n";
+    let last = "2023-08-22T16:09:40.000Z\tINFO\tcontrollers.RayService\tReconciling the cluster component.\n";
+    let before_lines = (7 << 19) / first.len(); // about 3.5 MiB
+    let mut padded = first.repeat(before_lines);
+    padded.push_str(&original);
+    padded.push_str(&last.repeat((5 << 20) / last.len()));
+    std::fs::write(&log_path, &padded).unwrap();
+    let (_, tgz, zip) = pack(&dir, &out);
+
+    let plain = stdout_of(&["analyze", src.to_str().unwrap(), "--format", "json"]);
+    let reference = stdout_of(&[
+        "analyze",
+        dir.to_str().unwrap(),
+        "--format",
+        "json",
+        "--threads",
+        "1",
+    ]);
+    // The same causes and evidence as the small bundle, the operator lines shifted by the
+    // padding.
+    let shifted: Vec<(String, u64, String)> = evidence(&plain)
+        .into_iter()
+        .map(|(file, line, text)| {
+            let line = if file == "operator-log.txt" {
+                line + before_lines as u64
+            } else {
+                line
+            };
+            (file, line, text)
+        })
+        .collect();
+    assert_eq!(evidence(&reference), shifted);
+    let reference = strip_volatile(&reference);
+    for bundle in [&dir, &tgz, &zip] {
+        for threads in ["1", "3"] {
+            let got = strip_volatile(&stdout_of(&[
+                "analyze",
+                bundle.to_str().unwrap(),
+                "--format",
+                "json",
+                "--threads",
+                threads,
+            ]));
+            assert!(
+                got == reference,
+                "report differs for {} with {threads} threads",
+                bundle.display()
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}

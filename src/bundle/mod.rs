@@ -37,7 +37,7 @@ impl std::ops::Deref for Bytes {
     }
 }
 
-/// One file of the bundle.
+/// One file of the bundle, or one piece of it.
 pub struct Entry {
     /// Path relative to the bundle root, `/`-separated, with control characters escaped.
     /// Members of nested archives read `outer.tar.gz/inner/path`.
@@ -45,6 +45,23 @@ pub struct Entry {
     /// Modification time (seconds since the epoch) when the container records one.
     pub mtime: Option<i64>,
     pub bytes: Bytes,
+    /// Which piece of the file this is; a file read whole is piece 0 and the last.
+    pub piece: Piece,
+}
+
+/// Where a piece sits in its file. Pieces of one file are yielded one after another, in
+/// order, each ending at a line end (or the file's end), so that no line is split.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Piece {
+    pub index: u32,
+    pub last: bool,
+}
+
+impl Piece {
+    pub const WHOLE: Piece = Piece {
+        index: 0,
+        last: true,
+    };
 }
 
 /// Limits that keep a hostile or huge bundle from exhausting the machine.
@@ -114,9 +131,26 @@ pub fn walk(
     limits: &Limits,
     sink: &mut dyn FnMut(Entry),
 ) -> Result<WalkSummary, OpenError> {
+    walk_in_pieces(path, limits, usize::MAX, sink)
+}
+
+/// Like [`walk`], but archive members (streamed, not mapped) larger than `piece_bytes` are
+/// yielded in pieces of about that size, each ending at a line end, as they are inflated:
+/// memory then stays flat however large a member is.
+///
+/// # Errors
+///
+/// As [`walk`].
+pub fn walk_in_pieces(
+    path: &Path,
+    limits: &Limits,
+    piece_bytes: usize,
+    sink: &mut dyn FnMut(Entry),
+) -> Result<WalkSummary, OpenError> {
     let stdin = path == Path::new("-");
     let label = if stdin { Path::new("stdin") } else { path };
     let mut walker = Walker::new(label, limits, sink);
+    walker.piece_bytes = piece_bytes.max(1);
     if stdin {
         let stdin = io::stdin();
         let mut lock = stdin.lock();
@@ -157,6 +191,8 @@ struct Walker<'a> {
     /// Set once a limit says to stop; every loop checks it.
     stopped: bool,
     root: Root,
+    /// Streamed members larger than this are yielded in pieces.
+    piece_bytes: usize,
 }
 
 /// What the yielded paths so far say about a common top-level folder.
@@ -186,6 +222,7 @@ impl<'a> Walker<'a> {
             label: path::escape(path.as_os_str().as_encoded_bytes()).into_owned(),
             stopped: false,
             root: Root::Unseen,
+            piece_bytes: usize::MAX,
         }
     }
 
@@ -380,6 +417,9 @@ impl<'a> Walker<'a> {
         exact: Option<u64>,
         reader: &mut dyn Read,
     ) -> bool {
+        if self.piece_bytes != usize::MAX {
+            return self.plain_in_pieces(path, mtime, exact, reader);
+        }
         match self.read_limited(&path, exact, reader) {
             Got::Full(data) => {
                 let got = data.len() as u64;
@@ -411,6 +451,110 @@ impl<'a> Walker<'a> {
             }
             Got::Refused => false,
         }
+    }
+
+    /// Reads a plain member piece by piece (see [`walk_in_pieces`]) and yields each piece as
+    /// soon as it is read. Returns true when reading failed part way (the pieces read are
+    /// still yielded).
+    fn plain_in_pieces(
+        &mut self,
+        path: String,
+        mtime: Option<i64>,
+        exact: Option<u64>,
+        reader: &mut dyn Read,
+    ) -> bool {
+        if !self.admit(&path, exact) {
+            return false;
+        }
+        let cap = self.read_cap();
+        self.summary.entries += 1;
+        self.note_root(&path);
+        let size = self.piece_bytes;
+        let mut carry: Vec<u8> = Vec::new();
+        let mut got = 0u64;
+        let mut index = 0u32;
+        let mut broken: Option<io::Error> = None;
+        loop {
+            let mut buf = Vec::with_capacity(size.saturating_add(carry.len()).min(64 << 20));
+            buf.append(&mut carry);
+            let mut eof = false;
+            // Fill to the piece size, then on to the next line end: a piece never splits a line.
+            loop {
+                let want = size.saturating_sub(buf.len()).max(1 << 16) as u64;
+                let want = want.min(cap.saturating_add(1).saturating_sub(got + buf.len() as u64));
+                match reader.take(want).read_to_end(&mut buf) {
+                    Ok(n) if (n as u64) < want => eof = true,
+                    Ok(_) => {}
+                    Err(e) => {
+                        broken = Some(e);
+                        eof = true;
+                    }
+                }
+                if eof || got + buf.len() as u64 > cap {
+                    break;
+                }
+                if buf.len() >= size {
+                    if let Some(nl) = memchr::memrchr(b'\n', &buf) {
+                        carry = buf.split_off(nl + 1);
+                        break;
+                    }
+                }
+            }
+            let over = got + buf.len() as u64 > cap;
+            if over {
+                let keep = usize::try_from(cap.saturating_sub(got)).unwrap_or(buf.len());
+                let cut = memchr::memrchr(b'\n', &buf[..keep.min(buf.len())]).map_or(0, |i| i + 1);
+                buf.truncate(cut);
+            }
+            got += buf.len() as u64;
+            let last = eof || over;
+            self.summary.bytes += buf.len() as u64;
+            (self.sink)(Entry {
+                path: path.clone(),
+                mtime,
+                bytes: Bytes::Owned(buf),
+                piece: Piece { index, last },
+            });
+            index = index.saturating_add(1);
+            if over {
+                let size_limit = self.limits.max_entry_bytes;
+                if cap == size_limit {
+                    self.diag(
+                        path,
+                        format!("larger than the entry size limit of {size_limit} bytes, only the first {got} bytes are kept"),
+                    );
+                } else {
+                    self.stop(
+                        &path,
+                        format!(
+                            "total size limit of {} bytes reached inside this file, only its first {got} bytes are kept",
+                            self.limits.max_total_bytes
+                        ),
+                    );
+                }
+                return true;
+            }
+            if last {
+                break;
+            }
+        }
+        if let Some(e) = broken {
+            self.diag(
+                path,
+                format!("reading stopped after {got} bytes, the part read is kept: {e}"),
+            );
+            return true;
+        }
+        if let Some(want) = exact.filter(|&want| got < want) {
+            self.diag(
+                path,
+                format!(
+                    "truncated: only {got} of {want} bytes could be read, the part read is kept"
+                ),
+            );
+            return true;
+        }
+        false
     }
 
     /// Reads a member, never more than the entry and total limits allow plus one byte (so
@@ -507,7 +651,12 @@ impl<'a> Walker<'a> {
         self.summary.entries += 1;
         self.summary.bytes += bytes.len() as u64;
         self.note_root(&path);
-        (self.sink)(Entry { path, mtime, bytes });
+        (self.sink)(Entry {
+            path,
+            mtime,
+            bytes,
+            piece: Piece::WHOLE,
+        });
     }
 
     fn note_root(&mut self, path: &str) {

@@ -1291,3 +1291,78 @@ fn same_entries_from_tar_gz_zip_and_directory() {
     assert_eq!(from_tar, set(s.path("b.zip")));
     assert_eq!(from_tar, set(s.path("dir")));
 }
+
+// ---------------------------------------------------------------------------------------
+// Pieces.
+
+/// Walks a stream in pieces of `size` bytes; returns the summary and the pieces.
+fn pieces(data: &[u8], limits: &Limits, size: usize) -> (WalkSummary, Vec<Entry>) {
+    let mut entries = Vec::new();
+    let mut sink = |e: Entry| entries.push(e);
+    let mut walker = Walker::new(Path::new("stdin"), limits, &mut sink);
+    walker.piece_bytes = size;
+    let opened = walker.open_stream("stdin", &mut Cursor::new(data));
+    assert!(opened.is_ok());
+    let summary = walker.finish();
+    (summary, entries)
+}
+
+#[test]
+fn members_stream_in_pieces_that_end_at_line_ends() {
+    let log: Vec<u8> = (0..20_000)
+        .flat_map(|i| format!("2024-01-01 00:00:00,000\tINFO x.py:1 -- line {i}\n").into_bytes())
+        .chain(b"no newline at the end".iter().copied())
+        .collect();
+    let data = gz(&tar(&[
+        M::File(b"b/raylet.out", &log),
+        M::File(b"b/small.log", b"one\n"),
+    ]));
+    let (summary, got) = pieces(&data, &limits(), 100_000);
+    assert_eq!(summary.entries, 2);
+    assert_eq!(summary.bytes, log.len() as u64 + 4);
+    let big: Vec<&Entry> = got.iter().filter(|e| e.path == "b/raylet.out").collect();
+    assert!(big.len() > 5, "{} pieces", big.len());
+    let mut joined = Vec::new();
+    for (i, e) in big.iter().enumerate() {
+        assert_eq!(e.piece.index as usize, i);
+        assert_eq!(e.piece.last, i + 1 == big.len());
+        if !e.piece.last {
+            assert_eq!(e.bytes.last(), Some(&b'\n'));
+            assert!(e.bytes.len() <= 100_000);
+        }
+        joined.extend_from_slice(&e.bytes);
+    }
+    assert_eq!(joined, log);
+    let small: Vec<&Entry> = got.iter().filter(|e| e.path == "b/small.log").collect();
+    assert_eq!(small.len(), 1);
+    assert_eq!(
+        small[0].piece,
+        Piece {
+            index: 0,
+            last: true
+        }
+    );
+}
+
+#[test]
+fn a_member_over_the_size_limit_keeps_its_first_lines() {
+    let log = b"aaaa\n".repeat(1000);
+    let data = gz(&tar(&[M::File(b"b/raylet.out", &log)]));
+    let limits = Limits {
+        max_entry_bytes: 4000,
+        ..limits()
+    };
+    // The header declares the size: refused before any piece is read.
+    let (summary, got) = pieces(&data, &limits, 1000);
+    assert!(got.is_empty());
+    assert_eq!(summary.diagnostics.len(), 1);
+    // A gzip stream declares none: the pieces up to the limit are kept, cut at a line end.
+    let data = gz(&log);
+    let (summary, got) = pieces(&data, &limits, 1000);
+    let kept: usize = got.iter().map(|e| e.bytes.len()).sum();
+    assert_eq!(kept, 4000);
+    assert!(got.last().is_some_and(|e| e.piece.last));
+    assert!(summary.diagnostics[0]
+        .problem
+        .contains("only the first 4000 bytes"));
+}

@@ -424,7 +424,7 @@ impl Sieve {
         };
         self.exact.each(sample, &mut count);
         self.folded.each(sample, &mut count);
-        let mut anchors: Vec<&Lit> = kc
+        let anchors: Vec<&Lit> = kc
             .clauses
             .iter()
             .filter_map(|ids| {
@@ -433,6 +433,7 @@ impl Sieve {
                     .map(|&id| &self.literals[id])
             })
             .collect();
+        let mut anchors = anchors;
         anchors.sort_by_key(|l| l.text.len());
         anchors.dedup();
         let mut kept: Vec<&Lit> = Vec::new();

@@ -23,6 +23,7 @@ pub fn timeline(path: &Path, threads: usize) -> Timeline {
             limits: Limits::DEFAULT,
             threads,
             sieve: None,
+            progress: None,
         },
     )
     .expect("bundle opens");
