@@ -2,17 +2,18 @@
 //! module names clap, and nothing here reads the bundle.
 
 use std::io::{self, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::bundle::Limits;
+use crate::bundle::{Limits, OpenError};
 use crate::event::Level;
 use crate::inventory::Inventory;
 use crate::load::{load, LoadConfig};
 use crate::query::{self, Query};
-use crate::rank::rank;
+use crate::rank::{rank, Report};
 use crate::redact::{RedactConfig, Redactor};
 use crate::report::style::Style;
 use crate::report::TextOptions;
@@ -20,7 +21,7 @@ use crate::report_data::{timeline_data, TimelineDataConfig};
 use crate::rules::engine::Engine;
 use crate::rules::sieve::Sieve;
 use crate::rules::{library, Rule, Severity};
-use crate::timeline::{build, TimeConfig};
+use crate::timeline::{build, TimeConfig, Timeline};
 
 /// Exit code when the bundle could not be read at all, or the command line is wrong.
 pub const EXIT_UNREADABLE: u8 = 2;
@@ -367,7 +368,7 @@ fn load_rules(patterns: Option<&std::path::Path>) -> Result<Vec<Rule>, Failure> 
 }
 
 fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     if args.inventory && matches!(args.format, AnalyzeFormat::Markdown | AnalyzeFormat::Html) {
         return Err(Failure::usage(
             "--inventory prints text or JSON; the markdown and HTML reports end with the inventory",
@@ -402,14 +403,8 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::SUCCESS);
     }
     let engine = Engine::new(rules);
-    let findings = engine.run(&tl.events);
-    let elapsed = started.elapsed().as_millis() as u64;
-    let mut report = rank(&tl, &engine.rules, &findings, elapsed);
-    let fail_on = Severity::from(args.fail_on);
-    let failing = report
-        .causes
-        .iter()
-        .any(|c| c.severity >= fail_on && c.severity != Severity::Info);
+    let (mut report, failing) =
+        rank_timeline(&tl, &engine, Severity::from(args.fail_on), started);
     let min = Severity::from(args.min_severity);
     report.causes.retain(|c| c.severity >= min);
     // The picture walks every event: only the format that draws it pays for it.
@@ -438,6 +433,43 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Reads one bundle and ranks what the rules find in it: the part of `analyze` that `batch`
+/// repeats for every bundle. Returns the report (every cause, unfiltered) and whether a cause
+/// reaches `fail_on`, which is what makes `analyze` exit with 1.
+///
+/// # Errors
+///
+/// Only when the bundle cannot be opened at all (`analyze` exits with 2).
+pub fn analyze_one(
+    bundle: &Path,
+    load_cfg: &LoadConfig,
+    time_cfg: &TimeConfig,
+    engine: &Engine,
+    fail_on: Severity,
+    started: Instant,
+) -> Result<(Report, bool), OpenError> {
+    let tl = build(load(bundle, load_cfg)?, time_cfg);
+    Ok(rank_timeline(&tl, engine, fail_on, started))
+}
+
+/// Runs the rules over a timeline and ranks the findings; `true` when a cause that is not
+/// benign reaches `fail_on`.
+fn rank_timeline(
+    tl: &Timeline,
+    engine: &Engine,
+    fail_on: Severity,
+    started: Instant,
+) -> (Report, bool) {
+    let findings = engine.run(&tl.events);
+    let elapsed = started.elapsed().as_millis() as u64;
+    let report = rank(tl, &engine.rules, &findings, elapsed);
+    let failing = report
+        .causes
+        .iter()
+        .any(|c| c.severity >= fail_on && c.severity != Severity::Info);
+    (report, failing)
 }
 
 /// Columns to wrap text to: only on a terminal, from `COLUMNS` when set (no terminal query:
