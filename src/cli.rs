@@ -2,17 +2,18 @@
 //! module names clap, and nothing here reads the bundle.
 
 use std::io::{self, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::bundle::Limits;
+use crate::bundle::{Limits, OpenError};
 use crate::event::Level;
 use crate::inventory::Inventory;
 use crate::load::{load, LoadConfig};
 use crate::query::{self, Query};
-use crate::rank::rank;
+use crate::rank::{rank, Report};
 use crate::redact::{RedactConfig, Redactor};
 use crate::report::style::Style;
 use crate::report::TextOptions;
@@ -20,7 +21,7 @@ use crate::report_data::{timeline_data, TimelineDataConfig};
 use crate::rules::engine::Engine;
 use crate::rules::sieve::Sieve;
 use crate::rules::{library, Rule, Severity};
-use crate::timeline::{build, TimeConfig};
+use crate::timeline::{build, TimeConfig, Timeline};
 
 /// Exit code when the bundle could not be read at all, or the command line is wrong.
 pub const EXIT_UNREADABLE: u8 = 2;
@@ -48,6 +49,8 @@ pub enum Command {
     Analyze(AnalyzeArgs),
     /// Print the merged, time-ordered event stream of a bundle
     Timeline(TimelineArgs),
+    /// Analyse many bundles, in parallel: one JSON line per bundle
+    Batch(BatchArgs),
     /// List the rules, or print one rule's documentation
     Rules(RulesArgs),
     /// Validate pattern files (every rule, its doc and its sample lines)
@@ -220,6 +223,45 @@ pub enum AnalyzeFormat {
 }
 
 #[derive(Args, Debug)]
+pub struct BatchArgs {
+    /// Bundle files; directories (searched for .tar.gz/.tgz/.tar/.zip/.gz files; one holding
+    /// none is itself an extracted bundle); quoted patterns with `*` and `?`
+    #[arg(required = true, value_name = "DIR|GLOB|FILE")]
+    pub inputs: Vec<PathBuf>,
+    /// Bundles analysed at once, each with one parser thread (default: the number of CPUs)
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Causes listed per bundle
+    #[arg(long, value_name = "K", default_value_t = 5)]
+    pub top: usize,
+    /// Write the lines to FILE (created or truncated; appended to when it is also the
+    /// --skip-done file) instead of standard output
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Skip the bundles that have an "ok" line in this results file (errors are retried);
+    /// a missing file skips nothing
+    #[arg(long, value_name = "FILE")]
+    pub skip_done: Option<PathBuf>,
+    /// Keep only shard I of N (0-based, as an Indexed Job's JOB_COMPLETION_INDEX), chosen by a
+    /// stable hash of each bundle's path
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// At the end, print how many bundles had each cause, the failed bundles and the totals
+    /// (to standard error; to standard output with --out)
+    #[arg(long)]
+    pub summary: bool,
+    /// Also load rules from this directory (they add to or override the built-in ones)
+    #[arg(long, value_name = "DIR")]
+    pub patterns: Option<PathBuf>,
+    /// A bundle's "exit" is 1 when a cause at or above this severity is found
+    #[arg(long, value_enum, default_value_t = SeverityArg::Error)]
+    pub fail_on: SeverityArg,
+    /// List only causes at or above this severity
+    #[arg(long, value_enum, default_value_t = SeverityArg::Info)]
+    pub min_severity: SeverityArg,
+}
+
+#[derive(Args, Debug)]
 pub struct TimelineArgs {
     #[command(flatten)]
     pub read: ReadArgs,
@@ -288,7 +330,7 @@ pub struct Failure {
 }
 
 impl Failure {
-    fn usage(message: impl Into<String>) -> Failure {
+    pub(crate) fn usage(message: impl Into<String>) -> Failure {
         Failure {
             message: message.into(),
             code: EXIT_UNREADABLE,
@@ -312,6 +354,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
     match cli.command {
         Command::Analyze(args) => analyze(args),
         Command::Timeline(args) => timeline(args),
+        Command::Batch(args) => batch(args),
         Command::Rules(args) => rules_cmd(args),
         Command::CheckPatterns(args) => check_patterns(args),
         Command::Completions(args) => completions(args),
@@ -368,7 +411,7 @@ fn load_rules(patterns: Option<&std::path::Path>) -> Result<Vec<Rule>, Failure> 
 }
 
 fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     if args.inventory && matches!(args.format, AnalyzeFormat::Markdown | AnalyzeFormat::Html) {
         return Err(Failure::usage(
             "--inventory prints text or JSON; the markdown and HTML reports end with the inventory",
@@ -403,14 +446,7 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::SUCCESS);
     }
     let engine = Engine::new(rules);
-    let findings = engine.run(&tl.events);
-    let elapsed = started.elapsed().as_millis() as u64;
-    let mut report = rank(&tl, &engine.rules, &findings, elapsed);
-    let fail_on = Severity::from(args.fail_on);
-    let failing = report
-        .causes
-        .iter()
-        .any(|c| c.severity >= fail_on && c.severity != Severity::Info);
+    let (mut report, failing) = rank_timeline(&tl, &engine, Severity::from(args.fail_on), started);
     let min = Severity::from(args.min_severity);
     report.causes.retain(|c| c.severity >= min);
     // The picture walks every event: only the format that draws it pays for it.
@@ -439,6 +475,80 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Reads one bundle and ranks what the rules find in it: the part of `analyze` that `batch`
+/// repeats for every bundle. Returns the report (every cause, unfiltered) and whether a cause
+/// reaches `fail_on`, which is what makes `analyze` exit with 1.
+///
+/// # Errors
+///
+/// Only when the bundle cannot be opened at all (`analyze` exits with 2).
+pub fn analyze_one(
+    bundle: &Path,
+    load_cfg: &LoadConfig,
+    time_cfg: &TimeConfig,
+    engine: &Engine,
+    fail_on: Severity,
+    started: Instant,
+) -> Result<(Report, bool), OpenError> {
+    let tl = build(load(bundle, load_cfg)?, time_cfg);
+    Ok(rank_timeline(&tl, engine, fail_on, started))
+}
+
+fn batch(args: BatchArgs) -> Result<ExitCode, Failure> {
+    let jobs = match args.jobs {
+        Some(0) => return Err(Failure::usage("--jobs must be at least 1")),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let shard = args
+        .shard
+        .as_deref()
+        .map(crate::batch::Shard::parse)
+        .transpose()
+        .map_err(Failure::usage)?;
+    let rules = load_rules(args.patterns.as_deref())?;
+    // One parser thread per bundle: --jobs bundles keep about --jobs cores busy.
+    let load = LoadConfig {
+        sieve: Some(std::sync::Arc::new(Sieve::new(&rules))),
+        limits: Limits::DEFAULT,
+        threads: 1,
+        progress: None,
+    };
+    let engine = Engine::new(rules);
+    let cfg = crate::batch::Config {
+        inputs: args.inputs,
+        jobs,
+        top: args.top,
+        out: args.out,
+        skip_done: args.skip_done,
+        shard,
+        summary: args.summary,
+        load,
+        time: TimeConfig { tz_override: None },
+        fail_on: Severity::from(args.fail_on),
+        min_severity: Severity::from(args.min_severity),
+    };
+    crate::batch::run(&cfg, &engine)
+}
+
+/// Runs the rules over a timeline and ranks the findings; `true` when a cause that is not
+/// benign reaches `fail_on`.
+fn rank_timeline(
+    tl: &Timeline,
+    engine: &Engine,
+    fail_on: Severity,
+    started: Instant,
+) -> (Report, bool) {
+    let findings = engine.run(&tl.events);
+    let elapsed = started.elapsed().as_millis() as u64;
+    let report = rank(tl, &engine.rules, &findings, elapsed);
+    let failing = report
+        .causes
+        .iter()
+        .any(|c| c.severity >= fail_on && c.severity != Severity::Info);
+    (report, failing)
 }
 
 /// Columns to wrap text to: only on a terminal, from `COLUMNS` when set (no terminal query:

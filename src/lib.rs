@@ -5,6 +5,7 @@
 //! (which source each file is) → `parse` (one pure parser per format) → `timeline` (one
 //! merged, UTC-normalised event stream) → rules → rank → report.
 
+pub mod batch;
 pub mod bundle;
 pub mod classify;
 pub mod cli;

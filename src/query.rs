@@ -156,7 +156,7 @@ pub fn source_matches(glob: &str, path: &str, kind: &str) -> bool {
         || glob_match(glob.as_bytes(), kind.as_bytes())
 }
 
-fn glob_match(pattern: &[u8], text: &[u8]) -> bool {
+pub(crate) fn glob_match(pattern: &[u8], text: &[u8]) -> bool {
     // Iterative matcher with one backtrack point: linear in practice, no recursion.
     let (mut p, mut t) = (0usize, 0usize);
     let mut star: Option<(usize, usize)> = None;

@@ -547,3 +547,329 @@ fn files_larger_than_a_piece_give_the_same_report_in_every_container() {
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// An archive folder for `raysift batch`: three corpus bundles packed three ways (one in a
+/// sub-folder), a garbage file named like an archive, and a file that is not listed.
+fn batch_archive(test: &str) -> PathBuf {
+    let archive = scratch(&format!("{test}-archive"));
+    std::fs::create_dir_all(archive.join("2024")).unwrap();
+    for (name, pick, dest) in [
+        ("handmade-agent-died", 1, "handmade-agent-died.tar.gz"),
+        (
+            "kuberay-log-missing-module",
+            2,
+            "2024/kuberay-log-missing-module.zip",
+        ),
+        ("troubleshoot-image-pull", 0, "troubleshoot-image-pull.tar"),
+    ] {
+        let packed = scratch(&format!("{test}-pack-{name}"));
+        let (tar, tgz, zip) = pack(&common::root().join("corpus").join(name), &packed);
+        let from = [tar, tgz, zip][pick].clone();
+        std::fs::rename(from, archive.join(dest)).unwrap();
+        let _ = std::fs::remove_dir_all(&packed);
+    }
+    let garbage: Vec<u8> = (0u32..4096).map(|i| (i * 7919 % 251) as u8).collect();
+    std::fs::write(archive.join("x.tar.gz"), garbage).unwrap();
+    std::fs::write(archive.join("notes.txt"), "not a bundle: not listed\n").unwrap();
+    archive
+}
+
+/// Runs `raysift batch`; checks it exits 0 and writes nothing to standard error (no
+/// progress bar on a pipe); returns standard output.
+fn batch_stdout(args: &[&str]) -> String {
+    let mut all = vec!["batch"];
+    all.extend_from_slice(args);
+    let out = common::raysift(&all);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{all:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{all:?} wrote to stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn batch_lines(ndjson: &str) -> Vec<serde_json::Value> {
+    ndjson
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+fn line_paths(ndjson: &str) -> Vec<String> {
+    batch_lines(ndjson)
+        .iter()
+        .map(|v| v["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn batch_writes_one_line_per_bundle_with_the_corpus_causes() {
+    let archive = batch_archive("batch-lines");
+    let a = archive.to_str().unwrap();
+    let lines = batch_lines(&batch_stdout(&[a, "--jobs", "2"]));
+    let paths: Vec<&str> = lines.iter().map(|v| v["path"].as_str().unwrap()).collect();
+    let want: Vec<String> = [
+        "2024/kuberay-log-missing-module.zip",
+        "handmade-agent-died.tar.gz",
+        "troubleshoot-image-pull.tar",
+        "x.tar.gz",
+    ]
+    .iter()
+    .map(|f| archive.join(f).display().to_string())
+    .collect();
+    assert_eq!(paths, want, "sorted by path, notes.txt not listed");
+    for v in &lines {
+        let path = PathBuf::from(v["path"].as_str().unwrap());
+        assert_eq!(
+            v["bundle_bytes"].as_u64().unwrap(),
+            std::fs::metadata(&path).unwrap().len(),
+            "{v}"
+        );
+        assert!(v["elapsed_ms"].is_u64(), "{v}");
+        if path.ends_with("x.tar.gz") {
+            assert_eq!(v["status"], "error", "{v}");
+            assert_eq!(v["exit"], 2, "{v}");
+            assert_eq!(v["causes"], serde_json::json!([]), "{v}");
+            assert!(
+                v["error"].as_str().unwrap().contains("not an archive"),
+                "{v}"
+            );
+            continue;
+        }
+        assert_eq!(v["status"], "ok", "{v}");
+        assert!(v.get("error").is_none(), "{v}");
+        // What `raysift analyze` exits with: every one of these has a failing cause.
+        assert_eq!(v["exit"], 1, "{v}");
+        let file = path.file_name().unwrap().to_str().unwrap();
+        let name = file.split('.').next().unwrap();
+        let toml_text =
+            std::fs::read_to_string(common::root().join(format!("corpus/{name}.toml"))).unwrap();
+        let expect: toml::Value = toml::from_str(&toml_text).unwrap();
+        let expected: Vec<&str> = expect["expected"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e.as_str().unwrap())
+            .collect();
+        let causes = v["causes"].as_array().unwrap();
+        assert!(!causes.is_empty() && causes.len() <= 5, "{v}");
+        assert_eq!(causes[0]["id"], expected[0], "{name}: top cause");
+        for c in causes {
+            for key in ["id", "severity", "confidence", "title"] {
+                assert!(c.get(key).is_some(), "{key} missing: {c}");
+            }
+            if c["severity"] != "info" {
+                assert!(
+                    expected.contains(&c["id"].as_str().unwrap()),
+                    "{name}: unexpected {c}"
+                );
+            }
+        }
+    }
+    // --top limits the causes; --min-severity drops the benign ones.
+    let lines = batch_lines(&batch_stdout(&[a, "--top", "1"]));
+    assert!(lines
+        .iter()
+        .all(|v| v["causes"].as_array().unwrap().len() <= 1));
+    let lines = batch_lines(&batch_stdout(&[a, "--min-severity", "warning"]));
+    assert!(lines
+        .iter()
+        .flat_map(|v| v["causes"].as_array().unwrap())
+        .all(|c| c["severity"] != "info"));
+    let _ = std::fs::remove_dir_all(&archive);
+}
+
+/// The lines with the one field that may vary (`elapsed_ms`, always last) cut off.
+fn without_elapsed(ndjson: &str) -> String {
+    ndjson
+        .lines()
+        .map(|l| {
+            let cut = l.rfind(",\"elapsed_ms\":").unwrap();
+            format!("{}\n", &l[..cut])
+        })
+        .collect()
+}
+
+#[test]
+fn batch_output_does_not_depend_on_jobs() {
+    let archive = batch_archive("batch-jobs");
+    let a = archive.to_str().unwrap();
+    let one = without_elapsed(&batch_stdout(&[a, "--jobs", "1"]));
+    let three = without_elapsed(&batch_stdout(&[a, "--jobs", "3"]));
+    assert_eq!(one.lines().count(), 4);
+    assert_eq!(one, three);
+    let _ = std::fs::remove_dir_all(&archive);
+}
+
+#[test]
+fn batch_shards_partition_the_bundles() {
+    let archive = batch_archive("batch-shards");
+    let a = archive.to_str().unwrap();
+    let all = line_paths(&batch_stdout(&[a, "--jobs", "2"]));
+    for n in [2, 3] {
+        let mut union = Vec::new();
+        for i in 0..n {
+            let shard = format!("{i}/{n}");
+            let part = line_paths(&batch_stdout(&[a, "--shard", &shard]));
+            union.extend(part);
+        }
+        let count = union.len();
+        union.sort();
+        union.dedup();
+        assert_eq!(union.len(), count, "shards of {n} overlap");
+        assert_eq!(union, all, "shards of {n} miss a bundle");
+    }
+    for bad in ["2/2", "0/0", "x", "1/"] {
+        let out = common::raysift(&["batch", a, "--shard", bad]);
+        assert_eq!(out.status.code(), Some(2), "--shard {bad}");
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--shard"), "{err}");
+    }
+    let out = common::raysift(&["batch", a, "--jobs", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&archive);
+}
+
+#[test]
+fn batch_skip_done_skips_ok_bundles_and_retries_errors() {
+    let archive = batch_archive("batch-skip");
+    let a = archive.to_str().unwrap();
+    let dir = scratch("batch-skip-done");
+    let results = dir.join("results.ndjson");
+    let r = results.to_str().unwrap();
+    assert_eq!(batch_stdout(&[a, "--out", r, "--skip-done", r]), "");
+    let first = std::fs::read_to_string(&results).unwrap();
+    assert_eq!(first.lines().count(), 4);
+    // A run killed while writing leaves a cut last line.
+    let mut cut = first.clone();
+    cut.push_str("{\"path\":\"");
+    cut.push_str(a);
+    std::fs::write(&results, &cut).unwrap();
+    let retried = batch_stdout(&[a, "--skip-done", r]);
+    let paths = line_paths(&retried);
+    assert_eq!(paths.len(), 1, "{retried}");
+    assert!(paths[0].ends_with("x.tar.gz"), "{retried}");
+    // The same file as --out and --skip-done: appended to, the cut line removed.
+    assert_eq!(batch_stdout(&[a, "--skip-done", r, "--out", r]), "");
+    let after = std::fs::read_to_string(&results).unwrap();
+    assert_eq!(after.lines().count(), 5, "{after}");
+    assert!(after.starts_with(&first), "{after}");
+    assert_eq!(
+        without_elapsed(&after[first.len()..]),
+        without_elapsed(&retried)
+    );
+    batch_lines(&after);
+    // Another --out is created afresh: only what this run analysed.
+    let other = dir.join("other.ndjson");
+    batch_stdout(&[a, "--skip-done", r, "--out", other.to_str().unwrap()]);
+    assert_eq!(line_paths(&std::fs::read_to_string(&other).unwrap()), paths);
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&archive);
+}
+
+#[test]
+fn batch_summary_counts_bundles_per_cause() {
+    let archive = batch_archive("batch-summary");
+    let a = archive.to_str().unwrap();
+    let dir = scratch("batch-summary");
+    let results = dir.join("results.ndjson");
+    // With --out, the summary is standard output.
+    let summary = batch_stdout(&[a, "--summary", "--out", results.to_str().unwrap()]);
+    assert_eq!(
+        std::fs::read_to_string(&results).unwrap().lines().count(),
+        4
+    );
+    let rows: Vec<Vec<&str>> = summary
+        .lines()
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows[0], ["cause", "severity", "bundles"]);
+    assert!(
+        rows.contains(&vec!["dashboard_agent_died_after_deploy", "critical", "1"]),
+        "{summary}"
+    );
+    assert!(
+        rows.contains(&vec!["dashboard_startup_transient", "info", "2"]),
+        "{summary}"
+    );
+    assert!(
+        rows.contains(&vec!["image_pull_failure", "error", "1"]),
+        "{summary}"
+    );
+    // Sorted by count, then id.
+    let counts: Vec<(std::cmp::Reverse<u32>, &str)> = rows[1..]
+        .iter()
+        .map(|r| (std::cmp::Reverse(r[2].parse().unwrap()), r[0]))
+        .collect();
+    let mut sorted = counts.clone();
+    sorted.sort();
+    assert_eq!(counts, sorted);
+    assert!(summary.contains("\nfailed bundles\n"), "{summary}");
+    assert!(
+        summary
+            .lines()
+            .any(|l| l.contains("x.tar.gz: not an archive")),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("4 bundles: 3 ok, 1 error, 0 skipped as done;"),
+        "{summary}"
+    );
+    // Without --out, standard output holds only the lines; the summary is on stderr.
+    let out = common::raysift(&["batch", a, "--summary"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        batch_lines(&String::from_utf8(out.stdout).unwrap()).len(),
+        4
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("4 bundles: 3 ok, 1 error"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&archive);
+}
+
+#[test]
+fn batch_expands_quoted_patterns_and_reports_missing_inputs() {
+    let archive = batch_archive("batch-glob");
+    let a = archive.to_str().unwrap();
+    let got = line_paths(&batch_stdout(&[
+        &format!("{a}/*.tar*"),
+        &format!("{a}/20??/*.zip"),
+        &format!("{a}/nothing-*.zip"),
+        "/nonexistent/incident.tar.gz",
+    ]));
+    let want: Vec<String> = [
+        "/nonexistent/incident.tar.gz".to_string(),
+        format!("{a}/2024/kuberay-log-missing-module.zip"),
+        format!("{a}/handmade-agent-died.tar.gz"),
+        format!("{a}/nothing-*.zip"),
+        format!("{a}/troubleshoot-image-pull.tar"),
+        format!("{a}/x.tar.gz"),
+    ]
+    .to_vec();
+    assert_eq!(got, want);
+    let lines = batch_lines(&batch_stdout(&[
+        "/nonexistent/incident.tar.gz",
+        &format!("{a}/nothing-*.zip"),
+    ]));
+    for v in &lines {
+        assert_eq!(
+            (v["status"].as_str(), v["exit"].as_u64()),
+            (Some("error"), Some(2))
+        );
+    }
+    assert!(lines[0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("/nonexistent/incident.tar.gz"));
+    assert_eq!(lines[1]["error"], "no file matches");
+    let _ = std::fs::remove_dir_all(&archive);
+}

@@ -1,0 +1,1066 @@
+//! `raysift batch`: many bundles, one JSON line each.
+//!
+//! Inputs are listed (files; directories searched for archive files; `*`/`?` patterns the
+//! shell left alone), sorted by path, cut to one `--shard`, and stripped of the bundles a
+//! previous run finished (`--skip-done`). `--jobs` workers then analyse one bundle each at a
+//! time, with one parser thread per bundle, and the main thread writes the lines in input
+//! order as soon as they are due, flushing each one so that a killed run keeps what it
+//! finished.
+//!
+//! Invariants: a bundle never ends the run: an unopenable, unreadable or panicking analysis
+//! is an `error` line. The lines do not depend on `--jobs` or on the order the directories
+//! list their files (only `elapsed_ms` varies). The shard of a bundle depends only on its
+//! path relative to the directory argument it was found under (FNV-1a 64), so a re-listing,
+//! another machine or another build splits the same way.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{self, IsTerminal, Write};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::cli::{analyze_one, Failure};
+use crate::load::LoadConfig;
+use crate::rules::engine::Engine;
+use crate::rules::Severity;
+use crate::timeline::TimeConfig;
+
+/// File names a directory search takes for bundles (compared without case).
+pub const BUNDLE_SUFFIXES: [&str; 5] = [".tar.gz", ".tgz", ".tar", ".zip", ".gz"];
+
+/// A validated `raysift batch` command line.
+pub struct Config {
+    /// Files, directories and patterns, as given.
+    pub inputs: Vec<PathBuf>,
+    /// Bundles analysed at once (at least 1).
+    pub jobs: usize,
+    /// Causes listed per line.
+    pub top: usize,
+    pub out: Option<PathBuf>,
+    pub skip_done: Option<PathBuf>,
+    pub shard: Option<Shard>,
+    pub summary: bool,
+    /// How each bundle is read (one parser thread, the sieve).
+    pub load: LoadConfig,
+    pub time: TimeConfig,
+    /// A line's `exit` is 1 when a cause that is not benign reaches this severity.
+    pub fail_on: Severity,
+    /// Causes below this severity are left out of the lines and the summary.
+    pub min_severity: Severity,
+}
+
+/// One bundle to analyse.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Input {
+    pub path: PathBuf,
+    /// The path as given or listed: the line's `path` and what `--skip-done` compares.
+    pub shown: String,
+    /// What `--shard` hashes: the path relative to the directory argument it was found
+    /// under, else the path as given.
+    pub key: String,
+    /// Why it cannot even be tried (a pattern that matches nothing, a directory that cannot
+    /// be listed).
+    pub problem: Option<String>,
+}
+
+impl Input {
+    fn given(path: &Path) -> Input {
+        let shown = path.display().to_string();
+        Input {
+            path: path.to_path_buf(),
+            key: shown.clone(),
+            shown,
+            problem: None,
+        }
+    }
+
+    fn broken(shown: String, problem: String) -> Input {
+        Input {
+            path: PathBuf::from(&shown),
+            key: shown.clone(),
+            shown,
+            problem: Some(problem),
+        }
+    }
+}
+
+/// `--shard I/N`: keep the bundles whose key hashes to `I` modulo `N`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u64,
+    pub count: u64,
+}
+
+impl Shard {
+    /// Parses `I/N` (0-based `I`, as a Kubernetes Indexed Job's `JOB_COMPLETION_INDEX`).
+    ///
+    /// # Errors
+    ///
+    /// A message for the user when the text is not `I/N` with `N ≥ 1` and `I < N`.
+    pub fn parse(s: &str) -> Result<Shard, String> {
+        let usage = |why: &str| format!("--shard {s:?}: {why}");
+        let (i, n) = s
+            .split_once('/')
+            .ok_or_else(|| usage("expected I/N, such as 0/4 (shard I of N, counted from 0)"))?;
+        let index: u64 = i
+            .trim()
+            .parse()
+            .map_err(|_| usage("I must be a whole number (is JOB_COMPLETION_INDEX set?)"))?;
+        let count: u64 = n
+            .trim()
+            .parse()
+            .map_err(|_| usage("N must be a whole number"))?;
+        if count == 0 {
+            return Err(usage("N must be at least 1"));
+        }
+        if index >= count {
+            return Err(usage(&format!(
+                "I must be below N: shards are numbered 0 to {}",
+                count - 1
+            )));
+        }
+        Ok(Shard { index, count })
+    }
+
+    pub fn keeps(&self, key: &str) -> bool {
+        fnv1a64(key.as_bytes()) % self.count == self.index
+    }
+}
+
+/// FNV-1a, 64 bits: fixed by its definition, so shards agree across machines, Rust versions
+/// and raysift releases (std's hashers promise none of that).
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut hash = OFFSET;
+    for &b in bytes {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(PRIME);
+    }
+    hash
+}
+
+/// Whether a file name says archive: what a directory search takes.
+pub fn is_bundle_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    BUNDLE_SUFFIXES.iter().any(|s| lower.ends_with(s))
+}
+
+fn has_wildcard(s: &str) -> bool {
+    s.contains(['*', '?'])
+}
+
+/// Whether one path component matches one pattern component (`*`, `?`); as in a shell, a
+/// wildcard does not match a leading dot.
+pub fn name_matches(pattern: &str, name: &str) -> bool {
+    if name.starts_with('.') && !pattern.starts_with('.') {
+        return false;
+    }
+    crate::query::glob_match(pattern.as_bytes(), name.as_bytes())
+}
+
+/// Expands a pattern component by component, as a shell would: `*` and `?` never cross a
+/// `/`. Returns the existing matches, sorted.
+pub fn expand_glob(pattern: &str) -> Vec<PathBuf> {
+    let start = if pattern.starts_with('/') {
+        PathBuf::from("/")
+    } else {
+        PathBuf::new()
+    };
+    let mut current = vec![start];
+    for part in pattern.split('/').filter(|p| !p.is_empty()) {
+        let mut next = Vec::new();
+        for base in &current {
+            if !has_wildcard(part) {
+                next.push(base.join(part));
+                continue;
+            }
+            let listed = if base.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                base.as_path()
+            };
+            let Ok(entries) = std::fs::read_dir(listed) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                if let Some(name) = name.to_str() {
+                    if name_matches(part, name) {
+                        next.push(base.join(name));
+                    }
+                }
+            }
+        }
+        next.sort();
+        current = next;
+    }
+    current.retain(|p| !p.as_os_str().is_empty() && p.exists());
+    current
+}
+
+/// Lists the bundles the arguments name, sorted by path, each once.
+///
+/// A directory is searched, recursively, for files named like archives
+/// ([`BUNDLE_SUFFIXES`]); links to directories are not followed. A directory holding no such
+/// file is itself one bundle (an extracted one). An argument that does not exist and holds
+/// `*` or `?` is expanded here, each match taken as if given; anything else is a bundle,
+/// whose analysis reports what is wrong with it.
+pub fn list_inputs(args: &[PathBuf]) -> Vec<Input> {
+    let mut out = Vec::new();
+    for arg in args {
+        let pattern = arg.to_str().filter(|s| has_wildcard(s));
+        match pattern {
+            Some(p) if !arg.exists() => {
+                let matches = expand_glob(p);
+                if matches.is_empty() {
+                    out.push(Input::broken(p.to_string(), "no file matches".to_string()));
+                }
+                for m in matches {
+                    add_argument(&m, &mut out);
+                }
+            }
+            _ => add_argument(arg, &mut out),
+        }
+    }
+    out.sort_by(|a, b| a.shown.cmp(&b.shown).then(a.key.cmp(&b.key)));
+    out.dedup_by(|a, b| a.shown == b.shown);
+    out
+}
+
+fn add_argument(arg: &Path, out: &mut Vec<Input>) {
+    if !arg.is_dir() {
+        out.push(Input::given(arg));
+        return;
+    }
+    let before = out.len();
+    let listed = search_dir(arg, "", out);
+    if listed && out.len() == before {
+        out.push(Input::given(arg));
+    }
+}
+
+/// Adds the archive files under `dir` (`rel` is `dir` relative to the argument). `false`
+/// when `dir` itself cannot be listed.
+fn search_dir(dir: &Path, rel: &str, out: &mut Vec<Input>) -> bool {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            out.push(Input::broken(
+                dir.display().to_string(),
+                format!("cannot list directory: {e}"),
+            ));
+            return false;
+        }
+    };
+    for entry in entries {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                out.push(Input::broken(
+                    dir.display().to_string(),
+                    format!("cannot list directory: {e}"),
+                ));
+                continue;
+            }
+        };
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let key = if rel.is_empty() {
+            name.clone()
+        } else {
+            format!("{rel}/{name}")
+        };
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            search_dir(&path, &key, out);
+        } else if is_bundle_name(&name) && (kind.is_file() || kind.is_symlink() && path.is_file()) {
+            out.push(Input {
+                shown: path.display().to_string(),
+                path,
+                key,
+                problem: None,
+            });
+        }
+    }
+    true
+}
+
+/// The line written for one bundle.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Line {
+    pub path: String,
+    /// `ok` or `error`.
+    pub status: &'static str,
+    /// What `raysift analyze` exits with: 0 no failing cause, 1 a failing cause, 2 unreadable.
+    pub exit: u8,
+    /// The top causes, in rank order.
+    pub causes: Vec<CauseLine>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The bundle's size as stored (a directory: the bytes read from it).
+    pub bundle_bytes: u64,
+    pub elapsed_ms: u64,
+}
+
+/// A cause in a line: the report's own field names and values.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CauseLine {
+    pub id: String,
+    pub severity: Severity,
+    pub confidence: f64,
+    pub title: String,
+}
+
+/// One bundle's result: its line and every cause it had (for the summary).
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub line: Line,
+    pub causes: Vec<(String, Severity)>,
+}
+
+impl Outcome {
+    fn error(input: &Input, bundle_bytes: u64, started: Instant, error: String) -> Outcome {
+        Outcome {
+            line: Line {
+                path: input.shown.clone(),
+                status: "error",
+                exit: crate::cli::EXIT_UNREADABLE,
+                causes: Vec::new(),
+                error: Some(error),
+                bundle_bytes,
+                elapsed_ms: started.elapsed().as_millis() as u64,
+            },
+            causes: Vec::new(),
+        }
+    }
+}
+
+/// What every analysis shares.
+struct Context<'a> {
+    engine: &'a Engine,
+    load: &'a LoadConfig,
+    time: &'a TimeConfig,
+    fail_on: Severity,
+    min_severity: Severity,
+    top: usize,
+}
+
+fn analyse(input: &Input, ctx: &Context) -> Outcome {
+    let started = Instant::now();
+    let stored = std::fs::metadata(&input.path)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len());
+    if let Some(problem) = &input.problem {
+        return Outcome::error(input, 0, started, problem.clone());
+    }
+    let (report, failing) = match analyze_one(
+        &input.path,
+        ctx.load,
+        ctx.time,
+        ctx.engine,
+        ctx.fail_on,
+        started,
+    ) {
+        Ok(r) => r,
+        Err(e) => return Outcome::error(input, stored.unwrap_or(0), started, e.to_string()),
+    };
+    let bundle_bytes = stored.unwrap_or(report.bundle.bytes);
+    if let Some(why) = unreadable(input, &report) {
+        return Outcome::error(input, bundle_bytes, started, why);
+    }
+    let kept: Vec<&crate::rank::Cause> = report
+        .causes
+        .iter()
+        .filter(|c| c.severity >= ctx.min_severity)
+        .collect();
+    Outcome {
+        line: Line {
+            path: input.shown.clone(),
+            status: "ok",
+            exit: u8::from(failing),
+            causes: kept
+                .iter()
+                .take(ctx.top)
+                .map(|c| CauseLine {
+                    id: c.id.clone(),
+                    severity: c.severity,
+                    confidence: c.confidence,
+                    title: c.title.clone(),
+                })
+                .collect(),
+            error: None,
+            bundle_bytes,
+            elapsed_ms: started.elapsed().as_millis() as u64,
+        },
+        causes: kept.iter().map(|c| (c.id.clone(), c.severity)).collect(),
+    }
+}
+
+/// Diagnostics quoted in a "nothing readable" error.
+const QUOTED_DIAGNOSTICS: usize = 3;
+
+/// Where batch is stricter than `analyze` (which reports such a bundle as empty and exits
+/// 0): a file named like an archive whose content is not one, and a bundle with no readable
+/// line, are errors.
+fn unreadable(input: &Input, report: &crate::rank::Report) -> Option<String> {
+    let name = input
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if report.inventory.container == "file" && is_bundle_name(&name) {
+        return Some(format!(
+            "not an archive: {name} is named like one, but its content is not gzip, tar or zip"
+        ));
+    }
+    if report.inventory.lines > 0 {
+        return None;
+    }
+    let mut why = String::from("nothing readable in the bundle");
+    let diags = &report.diagnostics;
+    for (i, d) in diags.iter().take(QUOTED_DIAGNOSTICS).enumerate() {
+        why.push_str(if i == 0 { ": " } else { "; " });
+        why.push_str(&d.to_string());
+    }
+    if diags.len() > QUOTED_DIAGNOSTICS {
+        why.push_str(&format!(" (and {} more)", diags.len() - QUOTED_DIAGNOSTICS));
+    }
+    Some(why)
+}
+
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_string())
+}
+
+/// Runs `work` over the inputs on `jobs` threads. `done` sees each outcome as it completes;
+/// `emit` sees them in input order, each as soon as every earlier one has been emitted. A
+/// panic in `work` becomes an error outcome. An error from `emit` stops the workers (after
+/// the bundle each is on) and is returned.
+fn run_jobs<W, D, E>(
+    inputs: &[Input],
+    jobs: usize,
+    work: W,
+    mut done: D,
+    mut emit: E,
+) -> io::Result<()>
+where
+    W: Fn(&Input) -> Outcome + Sync,
+    D: FnMut(&Outcome),
+    E: FnMut(Outcome) -> io::Result<()>,
+{
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::channel::<(usize, Outcome)>();
+        for _ in 0..jobs.max(1).min(inputs.len()) {
+            let tx = tx.clone();
+            let (next, stop, work) = (&next, &stop, &work);
+            scope.spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(input) = inputs.get(i) else {
+                        break;
+                    };
+                    let started = Instant::now();
+                    // Relies on panic = "unwind" (the default; no profile changes it).
+                    let outcome =
+                        catch_unwind(AssertUnwindSafe(|| work(input))).unwrap_or_else(|payload| {
+                            Outcome::error(
+                                input,
+                                0,
+                                started,
+                                format!("the analysis panicked: {}", panic_text(&*payload)),
+                            )
+                        });
+                    if tx.send((i, outcome)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut pending: BTreeMap<usize, Outcome> = BTreeMap::new();
+        let mut due = 0;
+        for (i, outcome) in rx {
+            done(&outcome);
+            pending.insert(i, outcome);
+            while let Some(o) = pending.remove(&due) {
+                due += 1;
+                if let Err(e) = emit(o) {
+                    // Returning drops the receiver: the workers' next send fails.
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// What a results file says is finished.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Done {
+    /// Paths with an `ok` line.
+    pub ok: BTreeSet<String>,
+    /// Bytes up to the end of the last complete line.
+    pub complete_len: u64,
+    pub len: u64,
+    /// Complete lines that are not results (the cut last line is not counted).
+    pub bad_lines: usize,
+}
+
+#[derive(Deserialize)]
+struct DoneLine {
+    path: String,
+    status: String,
+}
+
+/// Reads what a results file says is finished. Only lines ending in a newline count: the last
+/// line of a run that was killed is cut, and ignored.
+pub fn parse_done(bytes: &[u8]) -> Done {
+    let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+    let mut done = Done {
+        complete_len: complete as u64,
+        len: bytes.len() as u64,
+        ..Done::default()
+    };
+    for line in bytes[..complete].split(|&b| b == b'\n') {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<DoneLine>(line) {
+            Ok(l) if l.status == "ok" => {
+                done.ok.insert(l.path);
+            }
+            Ok(_) => {}
+            Err(_) => done.bad_lines += 1,
+        }
+    }
+    done
+}
+
+fn read_done(path: &Path) -> Result<Done, Failure> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(parse_done(&bytes)),
+        // The first run of a job: nothing is done yet.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Done::default()),
+        Err(e) => Err(Failure::usage(format!(
+            "--skip-done {}: {e}",
+            path.display()
+        ))),
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Opens `--out`: created or truncated, or, when it is also the `--skip-done` file, appended
+/// to after its cut last line is removed.
+fn open_out(path: &Path, append_after: Option<&Done>) -> Result<std::fs::File, Failure> {
+    let fail = |e: io::Error| Failure::usage(format!("cannot write {}: {e}", path.display()));
+    match append_after {
+        None => std::fs::File::create(path).map_err(fail),
+        Some(done) => {
+            let file = std::fs::OpenOptions::new()
+                .append(true)
+                .open(path)
+                .map_err(fail)?;
+            if done.complete_len < done.len {
+                file.set_len(done.complete_len).map_err(fail)?;
+            }
+            Ok(file)
+        }
+    }
+}
+
+/// Counts for `--summary`.
+#[derive(Debug, Default)]
+struct Tally {
+    ok: usize,
+    error: usize,
+    bytes: u64,
+    /// Cause id → bundles that had it, highest severity seen.
+    causes: BTreeMap<String, (usize, Severity)>,
+    /// Path and error of each failed bundle, in input order.
+    failed: Vec<(String, String)>,
+}
+
+impl Tally {
+    fn add(&mut self, o: &Outcome) {
+        self.bytes += o.line.bundle_bytes;
+        if o.line.status == "ok" {
+            self.ok += 1;
+        } else {
+            self.error += 1;
+            self.failed.push((
+                o.line.path.clone(),
+                o.line.error.clone().unwrap_or_default(),
+            ));
+        }
+        let ids: BTreeMap<&str, Severity> =
+            o.causes.iter().map(|(id, s)| (id.as_str(), *s)).collect();
+        for (id, sev) in ids {
+            let e = self
+                .causes
+                .entry(id.to_string())
+                .or_insert((0, Severity::Info));
+            e.0 += 1;
+            e.1 = e.1.max(sev);
+        }
+    }
+
+    fn write(&self, w: &mut dyn Write, skipped: usize, elapsed: Duration) -> io::Result<()> {
+        let mut rows: Vec<(&String, &(usize, Severity))> = self.causes.iter().collect();
+        rows.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
+        let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(5);
+        writeln!(
+            w,
+            "{:<width$}  {:<8}  {:>7}",
+            "cause", "severity", "bundles"
+        )?;
+        for (id, (count, sev)) in &rows {
+            writeln!(w, "{id:<width$}  {:<8}  {count:>7}", sev.as_str())?;
+        }
+        if rows.is_empty() {
+            writeln!(w, "(no cause in any bundle)")?;
+        }
+        if !self.failed.is_empty() {
+            writeln!(w, "\nfailed bundles")?;
+            for (path, error) in &self.failed {
+                writeln!(w, "  {path}: {error}")?;
+            }
+        }
+        let secs = elapsed.as_secs_f64();
+        writeln!(
+            w,
+            "\n{} bundles: {} ok, {} error, {} skipped as done; {:.1} MB in {:.1} s, {:.1} MB/s",
+            self.ok + self.error,
+            self.ok,
+            self.error,
+            skipped,
+            self.bytes as f64 / 1e6,
+            secs,
+            mb_per_s(self.bytes, elapsed)
+        )
+    }
+}
+
+fn mb_per_s(bytes: u64, elapsed: Duration) -> f64 {
+    let secs = elapsed.as_secs_f64();
+    if secs > 0.0 {
+        bytes as f64 / 1e6 / secs
+    } else {
+        0.0
+    }
+}
+
+/// The progress bar: on standard error, only when it is a terminal.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    bytes: u64,
+    started: Instant,
+}
+
+impl Progress {
+    fn new(total: usize) -> Progress {
+        let bar = (total > 0 && io::stderr().is_terminal()).then(|| {
+            let bar = indicatif::ProgressBar::with_draw_target(
+                Some(total as u64),
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{bar:30} {pos}/{len} bundles  {msg}  ETA {eta}",
+            ) {
+                bar.set_style(style);
+            }
+            bar.enable_steady_tick(Duration::from_millis(500));
+            bar
+        });
+        Progress {
+            bar,
+            bytes: 0,
+            started: Instant::now(),
+        }
+    }
+
+    fn done(&mut self, o: &Outcome) {
+        self.bytes += o.line.bundle_bytes;
+        if let Some(bar) = &self.bar {
+            bar.inc(1);
+            bar.set_message(format!(
+                "{:.1} MB/s",
+                mb_per_s(self.bytes, self.started.elapsed())
+            ));
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// Runs a batch.
+///
+/// # Errors
+///
+/// When `--skip-done` cannot be read or the output cannot be written; never because of a
+/// bundle.
+pub fn run(cfg: &Config, engine: &Engine) -> Result<ExitCode, Failure> {
+    let started = Instant::now();
+    let mut inputs = list_inputs(&cfg.inputs);
+    if inputs.is_empty() {
+        eprintln!("raysift: no bundle found");
+    }
+    if let Some(shard) = cfg.shard {
+        inputs.retain(|i| shard.keeps(&i.key));
+    }
+    let mut skipped = 0;
+    let mut append_after = None;
+    if let Some(path) = &cfg.skip_done {
+        let done = read_done(path)?;
+        if done.bad_lines > 0 {
+            eprintln!(
+                "raysift: --skip-done {}: {} lines are not batch results, ignored",
+                path.display(),
+                done.bad_lines
+            );
+        }
+        let before = inputs.len();
+        inputs.retain(|i| !done.ok.contains(&i.shown));
+        skipped = before - inputs.len();
+        if cfg.out.as_deref().is_some_and(|out| same_file(out, path)) {
+            append_after = Some(done);
+        }
+    }
+    let mut out: Box<dyn Write> = match &cfg.out {
+        Some(path) => Box::new(open_out(path, append_after.as_ref())?),
+        None => Box::new(io::stdout().lock()),
+    };
+    let ctx = Context {
+        engine,
+        load: &cfg.load,
+        time: &cfg.time,
+        fail_on: cfg.fail_on,
+        min_severity: cfg.min_severity,
+        top: cfg.top,
+    };
+    let mut progress = Progress::new(inputs.len());
+    let mut tally = Tally::default();
+    let result = run_jobs(
+        &inputs,
+        cfg.jobs,
+        |input| analyse(input, &ctx),
+        |o| progress.done(o),
+        |o| {
+            tally.add(&o);
+            let mut bytes = serde_json::to_vec(&o.line).map_err(io::Error::from)?;
+            bytes.push(b'\n');
+            out.write_all(&bytes)?;
+            out.flush()
+        },
+    );
+    progress.finish();
+    result.map_err(|e| match &cfg.out {
+        Some(path) if e.kind() != io::ErrorKind::BrokenPipe => {
+            Failure::usage(format!("cannot write {}: {e}", path.display()))
+        }
+        _ => Failure::from(e),
+    })?;
+    drop(out);
+    if cfg.summary {
+        let elapsed = started.elapsed();
+        if cfg.out.is_some() {
+            let mut w = io::stdout().lock();
+            tally.write(&mut w, skipped, elapsed)?;
+            w.flush()?;
+        } else {
+            tally.write(&mut io::stderr().lock(), skipped, elapsed)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv1a64_known_values() {
+        // The published FNV-1a 64 test vectors.
+        assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv1a64(b"foobar"), 0x8594_4171_f739_67e8);
+    }
+
+    #[test]
+    fn shard_parsing() {
+        assert_eq!(Shard::parse("0/1"), Ok(Shard { index: 0, count: 1 }));
+        assert_eq!(Shard::parse("3/4"), Ok(Shard { index: 3, count: 4 }));
+        for bad in ["4/4", "0/0", "1", "/4", "a/4", "1/b", "-1/4", ""] {
+            let err = Shard::parse(bad).unwrap_err();
+            assert!(err.starts_with("--shard"), "{bad}: {err}");
+        }
+        assert!(Shard::parse("4/4").unwrap_err().contains("0 to 3"));
+    }
+
+    #[test]
+    fn shards_partition_the_keys() {
+        let keys: Vec<String> = (0..200).map(|i| format!("incident-{i}.tar.gz")).collect();
+        let shards: Vec<Shard> = (0..3).map(|i| Shard { index: i, count: 3 }).collect();
+        let mut sizes = [0usize; 3];
+        for k in &keys {
+            let owners: Vec<usize> = (0..3).filter(|&i| shards[i].keeps(k)).collect();
+            assert_eq!(owners.len(), 1, "{k}");
+            sizes[owners[0]] += 1;
+        }
+        assert!(sizes.iter().all(|&n| n > 40), "{sizes:?}");
+        // Fixed by FNV-1a's definition, whatever the machine or the build.
+        assert_eq!(fnv1a64(b"incident-0.tar.gz"), 0xecc4_22be_8e1a_83e6);
+        assert!(Shard { index: 0, count: 3 }.keeps("incident-0.tar.gz"));
+    }
+
+    #[test]
+    fn glob_components() {
+        assert!(name_matches("*.tar.gz", "a.tar.gz"));
+        assert!(name_matches("incident-??.zip", "incident-07.zip"));
+        assert!(!name_matches("incident-??.zip", "incident-7.zip"));
+        assert!(!name_matches("*.tar.gz", "a.tar.gz.part"));
+        assert!(!name_matches("*", ".hidden.tar.gz"));
+        assert!(name_matches(".*", ".hidden.tar.gz"));
+        assert!(name_matches("*", "x"));
+        assert!(is_bundle_name("X.TGZ"));
+        assert!(!is_bundle_name("results.ndjson"));
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("raysift-batch-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn listing_searches_directories_and_expands_patterns() {
+        let root = scratch("list");
+        for f in [
+            "b.tar.gz",
+            "a.zip",
+            "notes.txt",
+            "2024/c.tgz",
+            "2024/deep/d.gz",
+            ".hidden.tar",
+        ] {
+            let p = root.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, b"x").unwrap();
+        }
+        std::fs::create_dir_all(root.join("extracted/logs")).unwrap();
+        std::fs::write(root.join("extracted/logs/raylet.out"), b"x").unwrap();
+        let r = root.display().to_string();
+        let got = list_inputs(std::slice::from_ref(&root));
+        let keys: Vec<&str> = got.iter().map(|i| i.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                ".hidden.tar",
+                "2024/c.tgz",
+                "2024/deep/d.gz",
+                "a.zip",
+                "b.tar.gz"
+            ]
+        );
+        assert_eq!(got[1].shown, format!("{r}/2024/c.tgz"));
+        // A directory without archives is one extracted bundle; a pattern is expanded like a
+        // shell would; one that matches nothing is an input that cannot be tried.
+        let got = list_inputs(&[
+            root.join("extracted"),
+            PathBuf::from(format!("{r}/*.tar.gz")),
+            PathBuf::from(format!("{r}/*/*.t?z")),
+            PathBuf::from(format!("{r}/nothing-*.zip")),
+        ]);
+        let shown: Vec<(String, String, bool)> = got
+            .iter()
+            .map(|i| {
+                (
+                    i.shown.replace(&r, "R"),
+                    i.key.replace(&r, "R"),
+                    i.problem.is_some(),
+                )
+            })
+            .collect();
+        let s = |a: &str, b: &str, p: bool| (a.to_string(), b.to_string(), p);
+        assert_eq!(
+            shown,
+            [
+                s("R/2024/c.tgz", "R/2024/c.tgz", false),
+                s("R/b.tar.gz", "R/b.tar.gz", false),
+                s("R/extracted", "R/extracted", false),
+                s("R/nothing-*.zip", "R/nothing-*.zip", true),
+            ]
+        );
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn done_lines_tolerate_a_cut_last_line() {
+        let text = concat!(
+            "{\"path\":\"a.tar.gz\",\"status\":\"ok\",\"exit\":1}\n",
+            "{\"path\":\"b.tar.gz\",\"status\":\"error\",\"exit\":2}\n",
+            "not json\n",
+            "\n",
+            "{\"path\":\"c.tar.gz\",\"status\":\"ok\"}\n",
+            "{\"path\":\"d.tar.gz\",\"sta"
+        );
+        let done = parse_done(text.as_bytes());
+        let ok: Vec<&str> = done.ok.iter().map(String::as_str).collect();
+        assert_eq!(ok, ["a.tar.gz", "c.tar.gz"]);
+        assert_eq!(done.bad_lines, 1);
+        assert_eq!(done.len, text.len() as u64);
+        assert_eq!(
+            done.complete_len as usize,
+            text.len() - "{\"path\":\"d.tar.gz\",\"sta".len()
+        );
+        // A complete last line without its newline is treated as cut too.
+        let done = parse_done(b"{\"path\":\"a\",\"status\":\"ok\"}");
+        assert!(done.ok.is_empty());
+        assert_eq!(done.complete_len, 0);
+    }
+
+    fn ok_outcome(input: &Input) -> Outcome {
+        Outcome {
+            line: Line {
+                path: input.shown.clone(),
+                status: "ok",
+                exit: 0,
+                causes: Vec::new(),
+                error: None,
+                bundle_bytes: 1,
+                elapsed_ms: 0,
+            },
+            causes: vec![("some_cause".to_string(), Severity::Error)],
+        }
+    }
+
+    #[test]
+    fn jobs_emit_in_input_order_and_a_panic_is_an_error_line() {
+        let inputs: Vec<Input> = (0..40)
+            .map(|i| Input::given(Path::new(&format!("b{i:02}.tar.gz"))))
+            .collect();
+        for jobs in [1, 3, 64] {
+            let mut seen = Vec::new();
+            let mut completed = 0;
+            run_jobs(
+                &inputs,
+                jobs,
+                |input| {
+                    // Later inputs finish first, so order must come from the emitter.
+                    let n: u64 = input.shown[1..3].parse().unwrap();
+                    std::thread::sleep(Duration::from_millis((40 - n) / 8));
+                    if input.shown == "b07.tar.gz" {
+                        panic!("a bug in one bundle's analysis");
+                    }
+                    ok_outcome(input)
+                },
+                |_| completed += 1,
+                |o| {
+                    seen.push(o.line);
+                    Ok(())
+                },
+            )
+            .unwrap();
+            assert_eq!(completed, 40);
+            let paths: Vec<&str> = seen.iter().map(|l| l.path.as_str()).collect();
+            let want: Vec<&str> = inputs.iter().map(|i| i.shown.as_str()).collect();
+            assert_eq!(paths, want, "jobs {jobs}");
+            let bad = &seen[7];
+            assert_eq!((bad.status, bad.exit), ("error", 2));
+            assert!(
+                bad.error
+                    .as_deref()
+                    .unwrap()
+                    .contains("panicked: a bug in one bundle's analysis"),
+                "{bad:?}"
+            );
+            assert!(seen.iter().filter(|l| l.status == "ok").count() == 39);
+        }
+    }
+
+    #[test]
+    fn a_failing_writer_stops_the_run() {
+        let inputs: Vec<Input> = (0..100)
+            .map(|i| Input::given(Path::new(&format!("b{i:03}.zip"))))
+            .collect();
+        let analysed = AtomicUsize::new(0);
+        let mut emitted = 0;
+        let err = run_jobs(
+            &inputs,
+            2,
+            |input| {
+                analysed.fetch_add(1, Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(2));
+                ok_outcome(input)
+            },
+            |_| {},
+            |_| {
+                emitted += 1;
+                if emitted == 3 {
+                    Err(io::Error::from(io::ErrorKind::BrokenPipe))
+                } else {
+                    Ok(())
+                }
+            },
+        )
+        .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
+        assert!(analysed.load(Ordering::Relaxed) < 20);
+    }
+
+    #[test]
+    fn summary_counts_bundles_per_cause() {
+        let mut t = Tally::default();
+        let input = Input::given(Path::new("a.tar.gz"));
+        let mut o = ok_outcome(&input);
+        o.causes = vec![
+            ("b_cause".to_string(), Severity::Warning),
+            ("a_cause".to_string(), Severity::Error),
+        ];
+        t.add(&o);
+        o.causes = vec![("b_cause".to_string(), Severity::Critical)];
+        t.add(&o);
+        t.add(&Outcome::error(
+            &Input::given(Path::new("x.tar.gz")),
+            7,
+            Instant::now(),
+            "not an archive".to_string(),
+        ));
+        let mut buf = Vec::new();
+        t.write(&mut buf, 2, Duration::from_secs(1)).unwrap();
+        let text = String::from_utf8(buf).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "cause    severity  bundles");
+        assert_eq!(lines[1], "b_cause  critical        2");
+        assert_eq!(lines[2], "a_cause  error           1");
+        assert!(text.contains("failed bundles\n  x.tar.gz: not an archive\n"));
+        assert!(text.contains("3 bundles: 2 ok, 1 error, 2 skipped as done; 0.0 MB in 1.0 s"));
+    }
+}
