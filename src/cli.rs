@@ -394,8 +394,38 @@ fn read_timeline(
 ) -> Result<crate::timeline::Timeline, Failure> {
     let (mut load_cfg, time_cfg) = load_config(read)?;
     load_cfg.sieve = sieve.map(std::sync::Arc::new);
-    let loaded = load(&read.bundle, &load_cfg).map_err(|e| Failure::usage(e.to_string()))?;
+    let bar = reading_progress();
+    if let Some(bar) = bar.clone() {
+        load_cfg.progress = Some(std::sync::Arc::new(move |path: &str, bytes: u64| {
+            bar.inc(bytes);
+            bar.set_message(path.to_string());
+        }));
+    }
+    let loaded = load(&read.bundle, &load_cfg);
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let loaded = loaded.map_err(|e| Failure::usage(e.to_string()))?;
     Ok(build(loaded, &time_cfg))
+}
+
+/// A progress line on standard error while a bundle is read (bytes so far, speed, the file
+/// being read), only when standard error is a terminal: never in a pipe, a file or CI logs.
+fn reading_progress() -> Option<indicatif::ProgressBar> {
+    if !io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(
+        None,
+        indicatif::ProgressDrawTarget::stderr_with_hz(10),
+    );
+    let style = indicatif::ProgressStyle::with_template(
+        "{spinner} reading {bytes} ({bytes_per_sec}) {wide_msg:.dim}",
+    )
+    .ok()?;
+    bar.set_style(style);
+    bar.enable_steady_tick(std::time::Duration::from_millis(100));
+    Some(bar)
 }
 
 fn load_rules(patterns: Option<&std::path::Path>) -> Result<Vec<Rule>, Failure> {

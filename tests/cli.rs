@@ -873,3 +873,17 @@ fn batch_expands_quoted_patterns_and_reports_missing_inputs() {
     assert_eq!(lines[1]["error"], "no file matches");
     let _ = std::fs::remove_dir_all(&archive);
 }
+
+#[test]
+fn no_progress_line_when_stderr_is_not_a_terminal() {
+    let dir = common::root().join("corpus/handmade-agent-died");
+    for cmd in ["analyze", "timeline"] {
+        let out = common::raysift(&[cmd, dir.to_str().unwrap()]);
+        assert!(!out.stdout.is_empty());
+        assert!(
+            out.stderr.is_empty(),
+            "{cmd} wrote to a piped stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
