@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use crate::bundle::{self, Entry, Limits, OpenError};
+use crate::bundle::{self, Buffers, Entry, Limits, OpenError};
 use crate::classify::classify;
 use crate::diag::Diagnostic;
 use crate::event::{Event, FileId, Micros, SourceKind};
@@ -66,7 +66,7 @@ pub struct Loaded {
 
 /// Bytes of bundle content queued or being parsed at once (one larger file still passes
 /// alone).
-const IN_FLIGHT_BYTES: usize = 48 << 20;
+const IN_FLIGHT_BYTES: usize = 12 << 20;
 
 /// A byte budget shared by the reader and the parser threads.
 struct Gate {
@@ -118,7 +118,7 @@ struct Parsed {
 /// Size of the pieces a sieved file is parsed in: archive members are read in pieces of this
 /// size as they are inflated (so memory stays flat however large a member is), and files
 /// read whole are cut at the same places, so that every container gives the same events.
-const PIECE_BYTES: usize = 4 << 20;
+const PIECE_BYTES: usize = 2 << 20;
 
 /// One unit of parsing work.
 enum Job {
@@ -146,18 +146,50 @@ struct PieceJob {
     sieve: Arc<Sieve>,
 }
 
-/// The text of a piece: gathered from the pieces of a member, or a range of a file read
-/// whole.
+/// The text of a piece: the piece of a streamed member with the lines around it, joined
+/// when the job runs (on a parser thread, not the reader's), or a range of a file read whole.
 enum Text {
-    Owned(Vec<u8>),
+    Parts {
+        before: Vec<u8>,
+        piece: Vec<u8>,
+        after: Vec<u8>,
+        buffers: Arc<Buffers>,
+    },
     Shared(Arc<Entry>, std::ops::Range<usize>),
 }
 
 impl Text {
-    fn bytes(&self) -> &[u8] {
+    fn len(&self) -> usize {
         match self {
-            Text::Owned(v) => v,
-            Text::Shared(entry, range) => entry.bytes.get(range.clone()).unwrap_or_default(),
+            Text::Parts {
+                before,
+                piece,
+                after,
+                ..
+            } => before.len() + piece.len() + after.len(),
+            Text::Shared(_, range) => range.len(),
+        }
+    }
+
+    /// Runs `f` over the whole text, then hands the buffers back.
+    fn with<T>(self, f: impl FnOnce(&[u8]) -> T) -> T {
+        match self {
+            Text::Parts {
+                before,
+                piece,
+                after,
+                buffers,
+            } => {
+                let mut text = buffers.take(before.len() + piece.len() + after.len());
+                text.extend_from_slice(&before);
+                text.extend_from_slice(&piece);
+                text.extend_from_slice(&after);
+                let got = f(&text);
+                buffers.give(piece);
+                buffers.give(text);
+                got
+            }
+            Text::Shared(entry, range) => f(entry.bytes.get(range).unwrap_or_default()),
         }
     }
 }
@@ -200,7 +232,7 @@ impl Job {
     fn size(&self) -> usize {
         match self {
             Job::Whole(entry, _) => entry.bytes.len(),
-            Job::Piece(piece) => piece.text.bytes().len(),
+            Job::Piece(piece) => piece.text.len(),
             Job::Done(_) => 0,
         }
     }
@@ -210,19 +242,26 @@ impl Job {
             Job::Whole(entry, sieve) => Part::Whole(parse_entry(entry, sieve.as_deref())),
             Job::Done(parsed) => Part::Whole(parsed),
             Job::Piece(job) => {
-                let text = job.text.bytes();
                 let own = job.own.clone();
-                let piece = text.get(own.clone()).unwrap_or_default();
-                let before = text.get(..own.start).unwrap_or_default();
-                let out = parse_windows(job.kind, text, own, &job.sieve, job.first, job.last);
+                let (kind, sieve, first, last) = (job.kind, job.sieve, job.first, job.last);
+                let (out, bytes, lines, before_lines) = job.text.with(|text| {
+                    let piece = text.get(own.clone()).unwrap_or_default();
+                    let before = text.get(..own.start).unwrap_or_default();
+                    (
+                        parse_windows(kind, text, own.clone(), &sieve, first, last),
+                        piece.len() as u64,
+                        count_lines(piece),
+                        memchr::memchr_iter(b'\n', before).count() as u32,
+                    )
+                });
                 Part::Piece(Box::new(PieceDone {
                     path: job.path,
                     mtime: job.mtime,
                     index: job.index,
-                    kind: job.kind,
-                    bytes: piece.len() as u64,
-                    lines: count_lines(piece),
-                    before_lines: memchr::memchr_iter(b'\n', before).count() as u32,
+                    kind,
+                    bytes,
+                    lines,
+                    before_lines,
                     out,
                 }))
             }
@@ -235,6 +274,7 @@ impl Job {
 struct Router {
     sieve: Option<Arc<Sieve>>,
     open: Option<Open>,
+    buffers: Arc<Buffers>,
 }
 
 /// The streamed member whose pieces are arriving.
@@ -334,35 +374,41 @@ impl Router {
                     bundle::Bytes::Mapped(m) => m.to_vec(),
                 };
                 if let Some((index, piece)) = held.take() {
-                    let after = &next[..forward_lines(&next, 0, LOOKAHEAD_LINES + 1)];
+                    let after = next[..forward_lines(&next, 0, LOOKAHEAD_LINES + 1)].to_vec();
                     let next_before = tail_lines(before, &piece, LOOKBACK_LINES);
-                    let mut text = std::mem::take(before);
-                    let own = text.len()..text.len() + piece.len();
-                    text.extend_from_slice(&piece);
-                    text.extend_from_slice(after);
+                    let before = std::mem::replace(before, next_before);
+                    let own = before.len()..before.len() + piece.len();
                     run(Job::Piece(PieceJob {
                         path: open.path.clone(),
                         mtime: open.mtime,
                         index,
                         kind: *kind,
-                        text: Text::Owned(text),
+                        text: Text::Parts {
+                            before,
+                            piece,
+                            after,
+                            buffers: Arc::clone(&self.buffers),
+                        },
                         own,
                         first: index == 0,
                         last: false,
                         sieve: Arc::clone(&sieve),
                     }));
-                    *before = next_before;
                 }
                 if last {
-                    let mut text = std::mem::take(before);
-                    let own = text.len()..text.len() + next.len();
-                    text.extend_from_slice(&next);
+                    let before = std::mem::take(before);
+                    let own = before.len()..before.len() + next.len();
                     run(Job::Piece(PieceJob {
                         path: open.path.clone(),
                         mtime: open.mtime,
                         index: entry.piece.index,
                         kind: *kind,
-                        text: Text::Owned(text),
+                        text: Text::Parts {
+                            before,
+                            piece: next,
+                            after: Vec::new(),
+                            buffers: Arc::clone(&self.buffers),
+                        },
                         own,
                         first: entry.piece.index == 0,
                         last: true,
@@ -464,9 +510,11 @@ fn skipped(path: String, mtime: Option<i64>, bytes: u64, problem: String) -> Par
 /// Opens and parses a bundle. Fails only when the bundle cannot be opened at all.
 pub fn load(path: &Path, cfg: &LoadConfig) -> Result<Loaded, OpenError> {
     let results: Mutex<Vec<Part>> = Mutex::new(Vec::new());
+    let buffers = Arc::new(Buffers::default());
     let mut router = Router {
         sieve: cfg.sieve.clone(),
         open: None,
+        buffers: Arc::clone(&buffers),
     };
     let piece_bytes = if cfg.sieve.is_some() {
         PIECE_BYTES
@@ -475,17 +523,23 @@ pub fn load(path: &Path, cfg: &LoadConfig) -> Result<Loaded, OpenError> {
     };
     let progress = cfg.progress.clone();
     let summary = if cfg.threads <= 1 {
-        bundle::walk_in_pieces(path, &cfg.limits, piece_bytes, &mut |entry| {
-            if let Some(p) = &progress {
-                p(&entry.path, entry.bytes.len() as u64);
-            }
-            router.route(entry, &mut |job| {
-                let part = job.run();
-                if let Ok(mut all) = results.lock() {
-                    all.push(part);
+        bundle::walk_in_pieces(
+            path,
+            &cfg.limits,
+            piece_bytes,
+            Some(&buffers),
+            &mut |entry| {
+                if let Some(p) = &progress {
+                    p(&entry.path, entry.bytes.len() as u64);
                 }
-            });
-        })?
+                router.route(entry, &mut |job| {
+                    let part = job.run();
+                    if let Ok(mut all) = results.lock() {
+                        all.push(part);
+                    }
+                });
+            },
+        )?
     } else {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(cfg.threads)
@@ -498,24 +552,30 @@ pub fn load(path: &Path, cfg: &LoadConfig) -> Result<Loaded, OpenError> {
         // that memory does not grow with the bundle when decompression outruns parsing.
         let in_flight = Gate::new(IN_FLIGHT_BYTES);
         pool.in_place_scope(|scope| {
-            bundle::walk_in_pieces(path, &cfg.limits, piece_bytes, &mut |entry: Entry| {
-                if let Some(p) = &progress {
-                    p(&entry.path, entry.bytes.len() as u64);
-                }
-                router.route(entry, &mut |job| {
-                    let size = job.size();
-                    in_flight.acquire(size);
-                    let results = &results;
-                    let in_flight = &in_flight;
-                    scope.spawn(move |_| {
-                        let part = job.run();
-                        in_flight.release(size);
-                        if let Ok(mut all) = results.lock() {
-                            all.push(part);
-                        }
+            bundle::walk_in_pieces(
+                path,
+                &cfg.limits,
+                piece_bytes,
+                Some(&buffers),
+                &mut |entry: Entry| {
+                    if let Some(p) = &progress {
+                        p(&entry.path, entry.bytes.len() as u64);
+                    }
+                    router.route(entry, &mut |job| {
+                        let size = job.size();
+                        in_flight.acquire(size);
+                        let results = &results;
+                        let in_flight = &in_flight;
+                        scope.spawn(move |_| {
+                            let part = job.run();
+                            in_flight.release(size);
+                            if let Ok(mut all) = results.lock() {
+                                all.push(part);
+                            }
+                        });
                     });
-                });
-            })
+                },
+            )
         })?
     };
     let mut parts = results.into_inner().unwrap_or_default();

@@ -487,7 +487,7 @@ fn evidence(report: &[u8]) -> Vec<(String, u64, String)> {
 #[test]
 fn files_larger_than_a_piece_give_the_same_report_in_every_container() {
     // The operator log of a corpus bundle, padded with healthy lines so that its incident
-    // straddles the first 4 MiB piece boundary and the file spans four pieces.
+    // straddles a piece boundary (pieces are 2 MiB) and the file spans several pieces.
     let name = "handmade-agent-died";
     let src = common::root().join("corpus").join(name);
     let out = scratch("pieces");

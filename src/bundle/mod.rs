@@ -15,11 +15,14 @@ mod sniff;
 #[cfg(test)]
 mod tests;
 
-use std::io::{self, Read};
+use std::io::{self, Read, Seek};
 use std::path::{Path, PathBuf};
 
 use crate::diag::Diagnostic;
 use sniff::Magic;
+
+/// Read size for an archive streamed from disk.
+const STREAM_BUFFER: usize = 256 << 10;
 
 /// The bytes of one file of the bundle.
 pub enum Bytes {
@@ -47,6 +50,39 @@ pub struct Entry {
     pub bytes: Bytes,
     /// Which piece of the file this is; a file read whole is piece 0 and the last.
     pub piece: Piece,
+}
+
+/// Spare piece buffers, handed back once a piece is parsed: reading a large bundle then
+/// reuses a few warm buffers instead of faulting in fresh pages for every piece.
+#[derive(Default)]
+pub struct Buffers {
+    spare: std::sync::Mutex<Vec<Vec<u8>>>,
+}
+
+/// Spare buffers kept at most (the rest are freed).
+const SPARE_BUFFERS: usize = 4;
+
+impl Buffers {
+    /// An empty buffer with room for at least `capacity` bytes.
+    pub fn take(&self, capacity: usize) -> Vec<u8> {
+        let reused = self.spare.lock().ok().and_then(|mut spare| spare.pop());
+        let mut buf = reused.unwrap_or_default();
+        buf.clear();
+        buf.reserve(capacity);
+        buf
+    }
+
+    /// Hands a buffer back for reuse.
+    pub fn give(&self, buf: Vec<u8>) {
+        if buf.capacity() == 0 {
+            return;
+        }
+        if let Ok(mut spare) = self.spare.lock() {
+            if spare.len() < SPARE_BUFFERS {
+                spare.push(buf);
+            }
+        }
+    }
 }
 
 /// Where a piece sits in its file. Pieces of one file are yielded one after another, in
@@ -131,7 +167,7 @@ pub fn walk(
     limits: &Limits,
     sink: &mut dyn FnMut(Entry),
 ) -> Result<WalkSummary, OpenError> {
-    walk_in_pieces(path, limits, usize::MAX, sink)
+    walk_in_pieces(path, limits, usize::MAX, None, sink)
 }
 
 /// Like [`walk`], but archive members (streamed, not mapped) larger than `piece_bytes` are
@@ -145,12 +181,14 @@ pub fn walk_in_pieces(
     path: &Path,
     limits: &Limits,
     piece_bytes: usize,
+    buffers: Option<&Buffers>,
     sink: &mut dyn FnMut(Entry),
 ) -> Result<WalkSummary, OpenError> {
     let stdin = path == Path::new("-");
     let label = if stdin { Path::new("stdin") } else { path };
     let mut walker = Walker::new(label, limits, sink);
     walker.piece_bytes = piece_bytes.max(1);
+    walker.buffers = buffers;
     if stdin {
         let stdin = io::stdin();
         let mut lock = stdin.lock();
@@ -193,6 +231,8 @@ struct Walker<'a> {
     root: Root,
     /// Streamed members larger than this are yielded in pieces.
     piece_bytes: usize,
+    /// Where the buffers of pieces come from (and go back to once parsed).
+    buffers: Option<&'a Buffers>,
 }
 
 /// What the yielded paths so far say about a common top-level folder.
@@ -223,6 +263,7 @@ impl<'a> Walker<'a> {
             stopped: false,
             root: Root::Unseen,
             piece_bytes: usize::MAX,
+            buffers: None,
         }
     }
 
@@ -258,6 +299,29 @@ impl<'a> Walker<'a> {
             return self.open_stream(&name, &mut file);
         }
         let mtime = dir::mtime(&meta);
+        // A tar or gzip stream is read through, not mapped: the pages of a mapped archive
+        // stay resident as it is read, and memory would grow with the bundle.
+        let head = archive::read_head(&mut file).map_err(fail)?;
+        match sniff::sniff(&head) {
+            Magic::Gzip => {
+                let mut stream = io::BufReader::with_capacity(STREAM_BUFFER, file);
+                stream.seek(io::SeekFrom::Start(0)).map_err(fail)?;
+                let container = match self.gzip(None, &name, mtime, &mut stream, 0) {
+                    archive::Gz::Tar => "tar.gz",
+                    archive::Gz::Single | archive::Gz::Broken => "gzip",
+                };
+                self.summary.container = container.into();
+                return Ok(());
+            }
+            Magic::Tar => {
+                let mut stream = io::BufReader::with_capacity(STREAM_BUFFER, file);
+                stream.seek(io::SeekFrom::Start(0)).map_err(fail)?;
+                self.summary.container = "tar".into();
+                self.tar(None, &mut stream, 0);
+                return Ok(());
+            }
+            Magic::Zip | Magic::Other => {}
+        }
         let bytes = dir::map_file(&file, meta.len(), self.read_cap()).map_err(fail)?;
         match sniff::sniff(&bytes) {
             Magic::Other => {
@@ -475,7 +539,15 @@ impl<'a> Walker<'a> {
         let mut index = 0u32;
         let mut broken: Option<io::Error> = None;
         loop {
-            let mut buf = Vec::with_capacity(size.saturating_add(carry.len()).min(64 << 20));
+            // Room for the piece, the line it carried over, and one more read to a line end.
+            let want = size
+                .saturating_add(carry.len())
+                .saturating_add(1 << 17)
+                .min(64 << 20);
+            let mut buf = match self.buffers {
+                Some(pool) => pool.take(want),
+                None => Vec::with_capacity(want),
+            };
             buf.append(&mut carry);
             let mut eof = false;
             // Fill to the piece size, then on to the next line end: a piece never splits a line.

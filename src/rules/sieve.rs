@@ -459,7 +459,12 @@ impl Sieve {
             }
             let per_pass = texts.len().div_ceil(n_passes);
             passes.extend(texts.chunks(per_pass).filter_map(|c| {
-                automaton(c, folded, MatchKind::LeftmostFirst, AhoCorasickKind::DFA)
+                automaton(
+                    c,
+                    folded,
+                    MatchKind::LeftmostFirst,
+                    AhoCorasickKind::ContiguousNFA,
+                )
             }));
         }
         Scanner { passes }
