@@ -159,8 +159,9 @@ printf -- '- raysift %s; %s CPUs; rounds: %s, interleaved, after one warm-up rou
     "$(git -C "$root" describe --always --dirty 2>/dev/null || echo '(no git)')" \
     "$(getconf _NPROCESSORS_ONLN)" "$rounds"
 printf -- '- load average (1, 5, 15 min) before the runs: %s\n' "$load"
-printf -- '- %s; %s\n\n' "$(gzip --version | head -n 1)" \
-    "$( ((have_rg)) && rg --version | head -n 1 || echo 'rg not installed')"
+rg_version='rg not installed'
+((have_rg)) && rg_version=$(rg --version | sed -n 1p)
+printf -- '- %s; %s\n\n' "$(gzip --version | sed -n 1p)" "$rg_version"
 lines=$(sed -nE 's/.*lines=([0-9]+).*/\1/p' "$work/floor.stdout")
 if ((have_rg)); then
     hits=$(awk -F: '{ s += $NF } END { printf "%d", s }' "$work/rg.stdout")
