@@ -865,6 +865,12 @@ fn parse_windows(
         push(0, 0, forward_lines(text, 0, HEAD_LINES));
     }
     for &(line, start) in &hits {
+        let end = forward_lines(text, start, 1);
+        if starts_record(&text[start..end]) && (end == text.len() || starts_record(&text[end..])) {
+            // A one-line record: nothing before or after it belongs to it.
+            push(line, start, end);
+            continue;
+        }
         let (from, back) = back_lines(text, start, LOOKBACK_LINES);
         push(
             line - back,
@@ -888,7 +894,11 @@ fn parse_windows(
             out.zone_samples.extend(&part.zone_samples);
         }
         out.unparsed_lines += part.unparsed_lines;
-        for mut ev in part.events {
+        // The window's first and last timed records are copied, not every timed one.
+        let first_timed = part.events.iter().position(|e| e.raw_time.is_some());
+        let last_timed = part.events.iter().rposition(|e| e.raw_time.is_some());
+        let keeps_last = !tail || wi + 1 == windows.len();
+        for (idx, mut ev) in part.events.into_iter().enumerate() {
             ev.line += offset;
             // Lines of this record, as 0-based indices.
             let lo = (ev.line - 1) as usize;
@@ -897,13 +907,11 @@ fn parse_windows(
                 hit_iter.next();
             }
             let holds_hit = hit_iter.peek().is_some_and(|h| *h < hi);
-            if ev.raw_time.is_some() {
-                if out.first_timed.is_none() {
-                    out.first_timed = Some(ev.clone());
-                }
-                if !tail || wi + 1 == windows.len() {
-                    out.last_timed = Some(ev.clone());
-                }
+            if out.first_timed.is_none() && Some(idx) == first_timed {
+                out.first_timed = Some(ev.clone());
+            }
+            if keeps_last && Some(idx) == last_timed {
+                out.last_timed = Some(ev.clone());
             }
             if holds_hit {
                 out.events.push(ev);
@@ -917,6 +925,65 @@ fn parse_windows(
     // Windows overlap only by merging, so events come out in file order.
     out.events.dedup_by(|a, b| a.line == b.line);
     out
+}
+
+/// Whether the line at the start of `text` surely begins a record of its own, in any format:
+/// it leads with a date-time (`2024-10-07 15:23:45`, `2024-10-07T15:45:50`, `[2024-…` of
+/// Ray's C++ logs, `INFO 2024-…` of Serve's) or is a JSON object, once a `kubectl logs
+/// --timestamps` stamp is set aside. A continuation line (a traceback, a Go stack, a CRI
+/// partial line, a Docker JSON envelope) never does, so a hit on a line that starts a record
+/// and is followed by one that does too is a record of one line.
+fn starts_record(text: &[u8]) -> bool {
+    let line = &text[..memchr::memchr(b'\n', text).unwrap_or(text.len())];
+    let inner = strip_kubectl_stamp(line);
+    if inner.starts_with(b"{\"") {
+        return !inner.starts_with(b"{\"log\"");
+    }
+    let inner = inner.strip_prefix(b"[").unwrap_or(inner);
+    // A level word before the date (`INFO 2024-…`).
+    let level_end = inner
+        .iter()
+        .position(|b| !b.is_ascii_uppercase())
+        .unwrap_or(inner.len());
+    let inner = match inner.get(level_end) {
+        Some(b' ') if level_end >= 4 => &inner[level_end + 1..],
+        _ => inner,
+    };
+    date_time_led(inner)
+}
+
+/// `YYYY-MM-DD` then `T` or a space, then `HH:`.
+fn date_time_led(b: &[u8]) -> bool {
+    let digits =
+        |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    digits(0..4)
+        && b.get(4) == Some(&b'-')
+        && digits(5..7)
+        && b.get(7) == Some(&b'-')
+        && digits(8..10)
+        && matches!(b.get(10), Some(b'T' | b' '))
+        && digits(11..13)
+        && b.get(13) == Some(&b':')
+}
+
+/// The line after a `kubectl logs --timestamps` stamp (`2024-10-07T15:45:50.283123456Z `, an
+/// RFC 3339 time ending in `Z` or an offset, then one space); the line itself when it has
+/// none.
+fn strip_kubectl_stamp(line: &[u8]) -> &[u8] {
+    if !date_time_led(line) || line.get(10) != Some(&b'T') {
+        return line;
+    }
+    let Some(space) = line.iter().take(40).position(|&b| b == b' ' || b == b'\t') else {
+        return line;
+    };
+    let stamp = &line[..space];
+    let zoned =
+        stamp.ends_with(b"Z") || stamp.len() > 6 && matches!(stamp[stamp.len() - 6], b'+' | b'-');
+    if line[space] == b' ' && zoned {
+        &line[space + 1..]
+    } else {
+        line
+    }
 }
 
 /// Walks back from `pos` (a line start, or the end of `text`) over up to `n` lines; returns
@@ -1096,6 +1163,33 @@ mod tests {
         long.extend(std::iter::repeat_n(b'z', 70_000));
         assert_eq!(piece_end(&long, 0, 4), 11);
         assert_eq!(piece_end(b"aaaaaaaaaa", 0, 4), 10);
+    }
+
+    #[test]
+    fn record_starts_in_every_format() {
+        for line in [
+            "2024-10-07T15:45:50.283Z\tINFO\tcontrollers.RayCluster\treconcilePods",
+            "{\"level\":\"info\",\"ts\":\"2024-10-07T15:45:50.283Z\"}",
+            "2024-10-07 15:23:45,443\tINFO worker.py:1 -- hi",
+            "[2024-10-07 15:23:45,443 I 71 71] (raylet) main.cc:1: hi",
+            "INFO 2024-10-07 15:23:03,773 fruit_app_PearStand mdia7xll replica.py:1017 - Started",
+            "2024-10-07T15:45:50.283123456Z 2024-10-07 15:23:45,443\tERROR x.py:1 -- boom",
+        ] {
+            assert!(starts_record(line.as_bytes()), "{line}");
+        }
+        for line in [
+            "Traceback (most recent call last):",
+            "  File \"/app/x.py\", line 3, in <module>",
+            "\t/go/pkg/mod/sigs.k8s.io/controller-runtime/pkg/internal/controller.go:227",
+            "ValueError: boom",
+            "2024-10-07T15:45:50.283123456Z Traceback (most recent call last):",
+            "2024-10-07T15:45:50.283123456Z stdout P partial",
+            "{\"log\":\"  File x\\n\",\"stream\":\"stderr\"}",
+            "I1007 15:45:50.283       1 controller.go:1] hi",
+            "",
+        ] {
+            assert!(!starts_record(line.as_bytes()), "{line}");
+        }
     }
 
     #[test]
