@@ -354,58 +354,87 @@ fn broken_user_pattern_names_file_and_key() {
 /// A cause as the sieve comparison sees it: id, summary, evidence `(file, line)`.
 type CauseKey = (String, String, Vec<(String, u64)>);
 
+/// Checks that `analyze` (which parses only the records around prefilter hits) gives the
+/// causes and evidence of the full parse of `dir`.
+fn assert_sieve_matches_full_parse(dir: &Path) {
+    let out = common::raysift(&[
+        "analyze",
+        dir.to_str().unwrap(),
+        "--format",
+        "json",
+        "--threads",
+        "1",
+    ]);
+    let sieved: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let full = common::report(dir, raysift::rules::library::builtin().unwrap());
+    let full: serde_json::Value = serde_json::to_value(&full).unwrap();
+    let key = |v: &serde_json::Value| -> Vec<CauseKey> {
+        v["causes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                let ev = c["evidence"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|e| {
+                        (
+                            e["file"].as_str().unwrap().to_string(),
+                            e["line"].as_u64().unwrap(),
+                        )
+                    })
+                    .collect();
+                (
+                    c["id"].as_str().unwrap().to_string(),
+                    c["summary"].as_str().unwrap().to_string(),
+                    ev,
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        key(&sieved),
+        key(&full),
+        "{}: sieved analyze differs from the full parse",
+        dir.display()
+    );
+}
+
 #[test]
 fn sieved_analyze_finds_what_the_full_parse_finds() {
-    // `analyze` parses only the records around prefilter hits; its causes and evidence must be
-    // those of the full parse.
-    for name in [
-        "handmade-agent-died",
-        "kuberay-log-missing-module",
-        "troubleshoot-image-pull",
-    ] {
-        let dir = common::root().join("corpus").join(name);
-        let out = common::raysift(&[
-            "analyze",
-            dir.to_str().unwrap(),
-            "--format",
-            "json",
-            "--threads",
-            "1",
-        ]);
-        let sieved: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let full = common::report(&dir, raysift::rules::library::builtin().unwrap());
-        let full: serde_json::Value = serde_json::to_value(&full).unwrap();
-        let key = |v: &serde_json::Value| -> Vec<CauseKey> {
-            v["causes"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|c| {
-                    let ev = c["evidence"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|e| {
-                            (
-                                e["file"].as_str().unwrap().to_string(),
-                                e["line"].as_u64().unwrap(),
-                            )
-                        })
-                        .collect();
-                    (
-                        c["id"].as_str().unwrap().to_string(),
-                        c["summary"].as_str().unwrap().to_string(),
-                        ev,
-                    )
-                })
-                .collect()
-        };
-        assert_eq!(
-            key(&sieved),
-            key(&full),
-            "{name}: sieved analyze differs from the full parse"
-        );
+    let corpus = common::root().join("corpus");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() > 30);
+    for dir in dirs {
+        assert_sieve_matches_full_parse(&dir);
     }
+}
+
+#[test]
+fn the_sieve_ignores_case_as_the_rules_do() {
+    // Rule regexes match without regard to case unless a rule says otherwise: a message in
+    // another case must still reach them through the sieve.
+    let out = scratch("sieve-case");
+    let dir = out.join("agent-died-shouting");
+    copy_tree(&common::root().join("corpus/handmade-agent-died"), &dir);
+    let log = dir.join("operator-log.txt");
+    let text = std::fs::read_to_string(&log)
+        .unwrap()
+        .replace("connect: connection refused", "CONNECT: Connection Refused")
+        .replace("Cached Serve config", "cached SERVE CONFIG");
+    std::fs::write(&log, text).unwrap();
+    assert_sieve_matches_full_parse(&dir);
+    let report = stdout_of(&["analyze", dir.to_str().unwrap(), "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&report).unwrap();
+    assert_eq!(v["causes"][0]["id"], "dashboard_agent_died_after_deploy");
+    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]
