@@ -66,7 +66,7 @@ pub struct Loaded {
 
 /// Bytes of bundle content queued or being parsed at once (one larger file still passes
 /// alone).
-const IN_FLIGHT_BYTES: usize = 12 << 20;
+const IN_FLIGHT_BYTES: usize = 8 << 20;
 
 /// A byte budget shared by the reader and the parser threads.
 struct Gate {
