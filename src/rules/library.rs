@@ -10,10 +10,14 @@ include!(concat!(env!("OUT_DIR"), "/patterns.rs"));
 
 /// The built-in rules, in code order.
 pub fn builtin() -> Result<Vec<Rule>, LoadError> {
-    let mut rules = Vec::with_capacity(BUILTIN_PATTERNS.len());
-    for (name, text) in BUILTIN_PATTERNS {
-        rules.push(load_rule(&format!("patterns/{name}"), text)?);
-    }
+    use rayon::prelude::*;
+    // Compiling some 650 case-insensitive regexes is most of raysift's start-up: spread it
+    // over the cores. The first error in library order is the one reported.
+    let loaded: Vec<Result<Rule, LoadError>> = BUILTIN_PATTERNS
+        .par_iter()
+        .map(|(name, text)| load_rule(&format!("patterns/{name}"), text))
+        .collect();
+    let mut rules = loaded.into_iter().collect::<Result<Vec<Rule>, LoadError>>()?;
     check_unique(&rules)?;
     rules.sort_by(|a, b| a.code.cmp(&b.code));
     Ok(rules)
