@@ -589,21 +589,7 @@ impl<'a> Walker<'a> {
             });
             index = index.saturating_add(1);
             if over {
-                let size_limit = self.limits.max_entry_bytes;
-                if cap == size_limit {
-                    self.diag(
-                        path,
-                        format!("larger than the entry size limit of {size_limit} bytes, only the first {got} bytes are kept"),
-                    );
-                } else {
-                    self.stop(
-                        &path,
-                        format!(
-                            "total size limit of {} bytes reached inside this file, only its first {got} bytes are kept",
-                            self.limits.max_total_bytes
-                        ),
-                    );
-                }
+                self.limit_reached(&path, cap, Some(got));
                 return true;
             }
             if last {
@@ -641,27 +627,36 @@ impl<'a> Walker<'a> {
         let mut data = Vec::with_capacity(usize::try_from(hint).unwrap_or(0));
         let result = reader.take(cap.saturating_add(1)).read_to_end(&mut data);
         if data.len() as u64 > cap {
-            // Whichever limit made the cap decides what happens.
-            let size = self.limits.max_entry_bytes;
-            if cap == size {
-                self.diag(
-                    path,
-                    format!("larger than the entry size limit of {size} bytes, skipped"),
-                );
-            } else {
-                self.stop(
-                    path,
-                    format!(
-                        "total size limit of {} bytes reached, stopped before this file",
-                        self.limits.max_total_bytes
-                    ),
-                );
-            }
+            self.limit_reached(path, cap, None);
             return Got::Refused;
         }
         match result {
             Ok(_) => Got::Full(data),
             Err(e) => Got::Partial(data, e),
+        }
+    }
+
+    /// Reports the limit a file ran into when it reached `cap` bytes: the entry size limit
+    /// (the file is skipped, or only its first `kept` bytes are kept) or the total size limit
+    /// (the walk stops).
+    fn limit_reached(&mut self, path: &str, cap: u64, kept: Option<u64>) {
+        let size = self.limits.max_entry_bytes;
+        if cap == size {
+            let outcome = kept.map_or_else(
+                || "skipped".to_string(),
+                |n| format!("only the first {n} bytes are kept"),
+            );
+            self.diag(
+                path,
+                format!("larger than the entry size limit of {size} bytes, {outcome}"),
+            );
+        } else {
+            let total = self.limits.max_total_bytes;
+            let outcome = kept.map_or_else(
+                || "reached, stopped before this file".to_string(),
+                |n| format!("reached inside this file, only its first {n} bytes are kept"),
+            );
+            self.stop(path, format!("total size limit of {total} bytes {outcome}"));
         }
     }
 

@@ -17,7 +17,9 @@ pub fn builtin() -> Result<Vec<Rule>, LoadError> {
         .par_iter()
         .map(|(name, text)| load_rule(&format!("patterns/{name}"), text))
         .collect();
-    let mut rules = loaded.into_iter().collect::<Result<Vec<Rule>, LoadError>>()?;
+    let mut rules = loaded
+        .into_iter()
+        .collect::<Result<Vec<Rule>, LoadError>>()?;
     check_unique(&rules)?;
     rules.sort_by(|a, b| a.code.cmp(&b.code));
     Ok(rules)
