@@ -916,3 +916,81 @@ fn no_progress_line_when_stderr_is_not_a_terminal() {
         );
     }
 }
+
+#[test]
+fn hostile_files_larger_than_a_piece_are_handled_alike_in_every_container() {
+    // Each of these spans several 2 MiB pieces: binary content, one line with no end, UTF-16
+    // text, and an operator log whose incident sits after 5 MB of healthy lines.
+    let out = scratch("hostile-pieces");
+    let dir = out.join("big-hostile");
+    std::fs::create_dir_all(&dir).unwrap();
+    // Noise, so that the archive is not mistaken for a decompression bomb.
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut noise = |n: usize| -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                (seed >> 56) as u8
+            })
+            .collect()
+    };
+    let mut binary = noise(5 << 20);
+    binary[..4].copy_from_slice(b"\x7fELF");
+    std::fs::write(dir.join("core.bin"), binary).unwrap();
+    let giant: Vec<u8> = noise(5 << 20).into_iter().map(|b| b'a' + b % 26).collect();
+    std::fs::write(dir.join("giant.log"), giant).unwrap();
+    let healthy = "2022-06-15T21:40:00.000Z\tINFO\tcontroller.rayservice\tReconciling the cluster component.\n";
+    let incident = std::fs::read_to_string(
+        common::root().join("tests/fixtures/rules/DSH003/fires/operator.txt"),
+    )
+    .unwrap();
+    let padded = healthy.repeat((5 << 20) / healthy.len()) + &incident;
+    std::fs::write(dir.join("operator.txt"), &padded).unwrap();
+    let mut utf16 = vec![0xFF, 0xFE];
+    utf16.extend(
+        "2024-01-01 00:00:00,000\tINFO x.py:1 -- hello\n"
+            .repeat(60_000)
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes),
+    );
+    std::fs::write(dir.join("wide.log"), utf16).unwrap();
+    let (_, tgz, zip) = pack(&dir, &out);
+
+    let mut reports = Vec::new();
+    for bundle in [&dir, &tgz, &zip] {
+        let got = common::raysift(&["analyze", bundle.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(
+            got.status.code(),
+            Some(1),
+            "{}: {}",
+            bundle.display(),
+            String::from_utf8_lossy(&got.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&got.stdout).unwrap();
+        assert_eq!(v["causes"][0]["id"], "network_policy_timeout");
+        let binary_diag = v["diagnostics"].as_array().unwrap().iter().any(|d| {
+            d["file"].as_str().unwrap().ends_with("core.bin")
+                && d["problem"].as_str().unwrap().contains("binary")
+        });
+        assert!(binary_diag, "{}: {}", bundle.display(), v["diagnostics"]);
+        let lines_of = |name: &str| {
+            v["inventory"]["file_list"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["path"] == name)
+                .map(|f| f["lines"].as_u64().unwrap())
+        };
+        assert_eq!(lines_of("wide.log"), Some(60_000), "{}", bundle.display());
+        assert_eq!(lines_of("giant.log"), Some(1), "{}", bundle.display());
+        assert_eq!(
+            lines_of("operator.txt"),
+            Some(padded.lines().count() as u64),
+            "{}",
+            bundle.display()
+        );
+        reports.push(strip_volatile(&got.stdout));
+    }
+    assert!(reports.iter().all(|r| *r == reports[0]));
+    let _ = std::fs::remove_dir_all(&out);
+}
