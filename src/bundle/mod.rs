@@ -302,33 +302,31 @@ impl<'a> Walker<'a> {
         // A tar or gzip stream is read through, not mapped: the pages of a mapped archive
         // stay resident as it is read, and memory would grow with the bundle.
         let head = archive::read_head(&mut file).map_err(fail)?;
-        match sniff::sniff(&head) {
+        // Back to the start: the streams below, and `map_file` when it has to read rather
+        // than map, read from where the file stands.
+        file.seek(io::SeekFrom::Start(0)).map_err(fail)?;
+        let magic = sniff::sniff(&head);
+        match magic {
             Magic::Gzip => {
                 let mut stream = io::BufReader::with_capacity(STREAM_BUFFER, file);
-                stream.seek(io::SeekFrom::Start(0)).map_err(fail)?;
                 let container = match self.gzip(None, &name, mtime, &mut stream, 0) {
                     archive::Gz::Tar => "tar.gz",
                     archive::Gz::Single | archive::Gz::Broken => "gzip",
                 };
                 self.summary.container = container.into();
-                return Ok(());
             }
             Magic::Tar => {
                 let mut stream = io::BufReader::with_capacity(STREAM_BUFFER, file);
-                stream.seek(io::SeekFrom::Start(0)).map_err(fail)?;
                 self.summary.container = "tar".into();
                 self.tar(None, &mut stream, 0);
-                return Ok(());
             }
-            Magic::Zip | Magic::Other => {}
-        }
-        let bytes = dir::map_file(&file, meta.len(), self.read_cap()).map_err(fail)?;
-        match sniff::sniff(&bytes) {
             Magic::Other => {
+                let bytes = dir::map_file(&file, meta.len(), self.read_cap()).map_err(fail)?;
                 self.summary.container = "file".into();
                 self.emit(name, mtime, bytes);
             }
-            magic => {
+            Magic::Zip => {
+                let bytes = dir::map_file(&file, meta.len(), self.read_cap()).map_err(fail)?;
                 let container = self.open_archive_bytes(None, &name, mtime, magic, &bytes, 0);
                 self.summary.container = container.into();
             }

@@ -1366,3 +1366,14 @@ fn a_member_over_the_size_limit_keeps_its_first_lines() {
         .problem
         .contains("only the first 4000 bytes"));
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_file_that_reports_no_size_is_read_from_its_start() {
+    // Files of /proc report size 0, so they are read rather than mapped: after the sniff of
+    // their head, the read must start over.
+    let (result, entries) = run(&Input::Path(Path::new("/proc/version")), &limits());
+    assert!(result.is_ok());
+    assert_eq!(entries.len(), 1);
+    assert!(entries[0].bytes.starts_with(b"Linux version"));
+}
