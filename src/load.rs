@@ -247,11 +247,12 @@ impl Job {
                 let (out, bytes, lines, before_lines) = job.text.with(|text| {
                     let piece = text.get(own.clone()).unwrap_or_default();
                     let before = text.get(..own.start).unwrap_or_default();
+                    let before_lines = memchr::memchr_iter(b'\n', before).count();
                     (
-                        parse_windows(kind, text, own.clone(), &sieve, first, last),
+                        parse_windows(kind, text, own.clone(), before_lines, &sieve, first, last),
                         piece.len() as u64,
                         count_lines(piece),
-                        memchr::memchr_iter(b'\n', before).count() as u32,
+                        before_lines as u32,
                     )
                 });
                 Part::Piece(Box::new(PieceDone {
@@ -832,7 +833,7 @@ impl Sieved {
 
 /// Parses a whole file through the sieve: the windows around its hits, its head and tail.
 fn parse_sieved(kind: SourceKind, bytes: &[u8], sieve: &Sieve) -> ParseOutput {
-    parse_windows(kind, bytes, 0..bytes.len(), sieve, true, true).into_output()
+    parse_windows(kind, bytes, 0..bytes.len(), 0, sieve, true, true).into_output()
 }
 
 /// Parses only the windows around the sieve's hits in `text[own]` (plus the head of `text`
@@ -840,16 +841,17 @@ fn parse_sieved(kind: SourceKind, bytes: &[u8], sieve: &Sieve) -> ParseOutput {
 /// hits, the first and last timed records, and the zone samples of the head. `text` around
 /// `own` is context from the neighbouring pieces of the file: lines there are parsed so that
 /// a record that starts before `own` or runs on after it is whole, but their hits belong to
-/// the neighbours. Line numbers are 1-based from the start of `text`.
+/// the neighbours; `lines_before_own` counts those before it. Line numbers are 1-based from
+/// the start of `text`.
 fn parse_windows(
     kind: SourceKind,
     text: &[u8],
     own: std::ops::Range<usize>,
+    lines_before_own: usize,
     sieve: &Sieve,
     head: bool,
     tail: bool,
 ) -> Sieved {
-    let lines_before_own = memchr::memchr_iter(b'\n', &text[..own.start]).count();
     let hits: Vec<(usize, usize)> = sieve
         .hits(kind, &text[own.clone()])
         .into_iter()

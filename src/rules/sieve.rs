@@ -1,13 +1,15 @@
 //! The prefilter-first read of a bundle for `analyze`: which lines of a file can matter to a
-//! rule at all. An automaton over one literal of each alternative of every signal's regexes
-//! (the rarest in the first megabyte of the kind's first file) scans the raw bytes, a line
-//! where one is found is checked for a whole alternative, and only the records around the
-//! lines that hold one are parsed: the ordinary healthy line costs a scan and a miss.
+//! rule at all. For each source kind, an automaton over one literal of each alternative of
+//! every signal's regexes (the rarest in the first 256 KiB of the kind's first file) scans a
+//! lower-cased copy of the raw bytes, a line where one is found is checked for a whole
+//! alternative, and only the records around the lines that hold one are parsed: the ordinary
+//! healthy line costs a scan and a miss.
 //!
-//! Invariant: every line a signal could match contains one of its literals, so parsing only
-//! the records around hits finds every occurrence the full parse would. Signals without a
-//! literal make their source kinds be parsed in full. Literals are cut at characters that
-//! JSON or YAML may escape (`"`, `\`, `'`, `<`, `>`, `&`), so an escaped line still hits.
+//! Invariant: every line a signal could match holds every literal of one of its alternatives,
+//! whatever their case, so parsing only the records around hits finds every occurrence the
+//! full parse would. Signals without a literal make their source kinds be parsed in full.
+//! Literals are cut at characters that JSON may escape (`"`, `\`, tab, and `<`, `>`, `&` for
+//! Go's encoder), so an escaped line still hits.
 
 use std::sync::OnceLock;
 
@@ -332,7 +334,8 @@ impl Sieve {
     }
 
     /// 0-based indices of the lines of a file of `kind` holding a hit, ascending.
-    pub fn hit_lines(&self, kind: SourceKind, bytes: &[u8]) -> Vec<usize> {
+    #[cfg(test)]
+    fn hit_lines(&self, kind: SourceKind, bytes: &[u8]) -> Vec<usize> {
         self.hits(kind, bytes).into_iter().map(|h| h.line).collect()
     }
 
