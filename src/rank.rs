@@ -46,6 +46,18 @@ pub struct BundleInfo {
     pub sources: BTreeMap<&'static str, usize>,
 }
 
+impl BundleInfo {
+    /// What the report says of the bundle a timeline was read from.
+    pub fn of(tl: &Timeline, inventory: &Inventory) -> BundleInfo {
+        BundleInfo {
+            path: tl.bundle_path.clone(),
+            files: inventory.files,
+            bytes: inventory.bytes,
+            sources: inventory.sources.clone(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Stats {
     pub events: u64,
@@ -253,12 +265,7 @@ pub fn rank(tl: &Timeline, rules: &[Rule], findings: &[Finding], elapsed_ms: u64
     let inventory = Inventory::of(tl);
     Report {
         schema: SCHEMA,
-        bundle: BundleInfo {
-            path: tl.bundle_path.clone(),
-            files: inventory.files,
-            bytes: inventory.bytes,
-            sources: inventory.sources.clone(),
-        },
+        bundle: BundleInfo::of(tl, &inventory),
         window: inventory.window.clone(),
         causes,
         diagnostics: tl.diagnostics.clone(),

@@ -181,12 +181,7 @@ fn planted() -> Planted {
     let inventory = Inventory::of(&tl);
     let report = Report {
         schema: SCHEMA,
-        bundle: BundleInfo {
-            path: tl.bundle_path.clone(),
-            files: inventory.files,
-            bytes: inventory.bytes,
-            sources: inventory.sources.clone(),
-        },
+        bundle: BundleInfo::of(&tl, &inventory),
         window: inventory.window.clone(),
         causes: vec![cause],
         diagnostics: tl.diagnostics.clone(),

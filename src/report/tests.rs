@@ -179,12 +179,7 @@ pub(crate) fn fixture() -> (Timeline, Report) {
     let inventory = Inventory::of(&tl);
     let report = Report {
         schema: SCHEMA,
-        bundle: BundleInfo {
-            path: tl.bundle_path.clone(),
-            files: inventory.files,
-            bytes: inventory.bytes,
-            sources: inventory.sources.clone(),
-        },
+        bundle: BundleInfo::of(&tl, &inventory),
         window: Some(Window {
             first: "2023-08-22T16:00:00.000Z".to_string(),
             last: "2023-08-22T16:09:39.209Z".to_string(),
