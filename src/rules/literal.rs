@@ -39,27 +39,45 @@ fn alternation(chars: &[char], depth: usize) -> Option<Vec<String>> {
     (!out.is_empty()).then_some(out)
 }
 
+/// The characters from `from` on that shape groups (`(`, `)` and `|` outside classes and
+/// escapes), each with the group depth after it.
+fn structure(chars: &[char], from: usize) -> impl Iterator<Item = (usize, char, i32)> + '_ {
+    let (mut depth, mut in_class, mut escaped) = (0i32, false, false);
+    chars
+        .iter()
+        .enumerate()
+        .skip(from)
+        .filter_map(move |(i, &c)| {
+            if escaped {
+                escaped = false;
+                return None;
+            }
+            match c {
+                '\\' => escaped = true,
+                '[' if !in_class => in_class = true,
+                ']' if in_class => in_class = false,
+                '(' | ')' | '|' if !in_class => {
+                    depth += match c {
+                        '(' => 1,
+                        ')' => -1,
+                        _ => 0,
+                    };
+                    return Some((i, c, depth));
+                }
+                _ => {}
+            }
+            None
+        })
+}
+
 /// Splits on `|` outside groups and classes.
 fn split_top_level(chars: &[char]) -> Vec<&[char]> {
-    let (mut depth, mut in_class, mut escaped) = (0i32, false, false);
     let mut parts = Vec::new();
     let mut start = 0;
-    for (i, &c) in chars.iter().enumerate() {
-        if escaped {
-            escaped = false;
-            continue;
-        }
-        match c {
-            '\\' => escaped = true,
-            '[' if !in_class => in_class = true,
-            ']' if in_class => in_class = false,
-            '(' if !in_class => depth += 1,
-            ')' if !in_class => depth -= 1,
-            '|' if !in_class && depth == 0 => {
-                parts.push(&chars[start..i]);
-                start = i + 1;
-            }
-            _ => {}
+    for (i, c, depth) in structure(chars, 0) {
+        if c == '|' && depth == 0 {
+            parts.push(&chars[start..i]);
+            start = i + 1;
         }
     }
     parts.push(&chars[start..]);
@@ -68,27 +86,9 @@ fn split_top_level(chars: &[char]) -> Vec<&[char]> {
 
 /// Index just past the group that opens at `open` (the matching `)`), or the end.
 fn group_end(chars: &[char], open: usize) -> usize {
-    let (mut depth, mut in_class, mut escaped) = (0i32, false, false);
-    for (i, &c) in chars.iter().enumerate().skip(open) {
-        if escaped {
-            escaped = false;
-            continue;
-        }
-        match c {
-            '\\' => escaped = true,
-            '[' if !in_class => in_class = true,
-            ']' if in_class => in_class = false,
-            '(' if !in_class => depth += 1,
-            ')' if !in_class => {
-                depth -= 1;
-                if depth == 0 {
-                    return i + 1;
-                }
-            }
-            _ => {}
-        }
-    }
-    chars.len()
+    structure(chars, open)
+        .find(|&(_, c, depth)| c == ')' && depth == 0)
+        .map_or(chars.len(), |(i, ..)| i + 1)
 }
 
 /// Is the element ending at `end` made optional by the quantifier after it?
