@@ -1,5 +1,6 @@
 //! Directory bundles and plain files on disk: walking a folder in sorted order, judging
-//! symlinks against the canonical root, and memory-mapping regular files.
+//! symlinks against the canonical root, and memory-mapping regular files (or reading them in
+//! pieces, when pieces were asked for and a file is larger than one).
 //!
 //! This module is the only place that maps files (and so the only `unsafe` in raysift). It
 //! never opens anything that is not a regular file, so a FIFO or device in a bundle cannot
@@ -87,6 +88,13 @@ fn plain_file(w: &mut Walker<'_>, full: &Path, rel: String) {
         Ok(meta) => meta,
         Err(e) => return w.diag(rel, format!("unreadable: {e}")),
     };
+    let mtime = mtime(&meta);
+    // A large log is read in pieces, like an archive member, rather than mapped.
+    if !is_archive_name && w.streams(meta.len()) {
+        let mut file = file;
+        w.plain_in_pieces(rel, mtime, Some(meta.len()), &mut file);
+        return;
+    }
     // Refuse an oversized plain file before mapping or reading any of it.
     if !is_archive_name && !w.admit(&rel, Some(meta.len())) {
         return;
@@ -95,7 +103,6 @@ fn plain_file(w: &mut Walker<'_>, full: &Path, rel: String) {
         Ok(bytes) => bytes,
         Err(e) => return w.diag(rel, format!("unreadable: {e}")),
     };
-    let mtime = mtime(&meta);
     let magic = sniff::sniff(&bytes);
     if !is_archive_name || magic == Magic::Other {
         return w.emit(rel, mtime, bytes);

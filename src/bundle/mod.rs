@@ -3,8 +3,8 @@
 //! opened recursively up to a depth limit.
 //!
 //! Invariants: nothing is extracted to disk; no link or `..` path leads outside the bundle;
-//! a file reached through several links is yielded once; plain files are memory-mapped and
-//! archive members streamed; this module never looks at what a file means (that is
+//! a file reached through several links is yielded once; archive members are streamed, and
+//! plain files mapped (or, with [`walk_in_pieces`], streamed when larger than a piece); this module never looks at what a file means (that is
 //! `classify`). Problems with single members are diagnostics; only a bundle that cannot be
 //! opened at all is an [`OpenError`].
 
@@ -170,9 +170,9 @@ pub fn walk(
     walk_in_pieces(path, limits, usize::MAX, None, sink)
 }
 
-/// Like [`walk`], but archive members (streamed, not mapped) larger than `piece_bytes` are
-/// yielded in pieces of about that size, each ending at a line end, as they are inflated:
-/// memory then stays flat however large a member is.
+/// Like [`walk`], but archive members and plain files larger than `piece_bytes` are yielded
+/// in pieces of about that size, each ending at a line end, as they are inflated or read:
+/// memory then stays flat however large a file is.
 ///
 /// # Errors
 ///
@@ -321,9 +321,13 @@ impl<'a> Walker<'a> {
                 self.tar(None, &mut stream, 0);
             }
             Magic::Other => {
-                let bytes = dir::map_file(&file, meta.len(), self.read_cap()).map_err(fail)?;
                 self.summary.container = "file".into();
-                self.emit(name, mtime, bytes);
+                if self.streams(meta.len()) {
+                    self.plain_in_pieces(name, mtime, Some(meta.len()), &mut file);
+                } else {
+                    let bytes = dir::map_file(&file, meta.len(), self.read_cap()).map_err(fail)?;
+                    self.emit(name, mtime, bytes);
+                }
             }
             Magic::Zip => {
                 let bytes = dir::map_file(&file, meta.len(), self.read_cap()).map_err(fail)?;
@@ -412,6 +416,15 @@ impl<'a> Walker<'a> {
             }
             Magic::Other => "file",
         }
+    }
+
+    /// Whether a plain file of `len` bytes on disk is read in pieces rather than mapped: when
+    /// pieces were asked for and the file spans more than one. The mapped pages of a file stay
+    /// resident until all of it is parsed, so mapping would make peak memory grow with the
+    /// largest file (Ray rotates its logs at 512 MB); reading costs one copy from the page
+    /// cache.
+    fn streams(&self, len: u64) -> bool {
+        self.piece_bytes != usize::MAX && len > self.piece_bytes as u64
     }
 
     /// Reads one member: opens it as a nested archive when both its name and its magic say

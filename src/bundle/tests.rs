@@ -1377,3 +1377,41 @@ fn a_file_that_reports_no_size_is_read_from_its_start() {
     assert_eq!(entries.len(), 1);
     assert!(entries[0].bytes.starts_with(b"Linux version"));
 }
+
+#[test]
+fn plain_files_larger_than_a_piece_are_read_in_pieces() {
+    let log: Vec<u8> = (0..5_000)
+        .flat_map(|i| format!("2024-01-01 00:00:00,000\tINFO x.py:1 -- line {i}\n").into_bytes())
+        .collect();
+    let s = Scratch::new("plain-pieces");
+    s.write("dir/big.log", &log);
+    s.write("dir/small.log", b"one\n");
+    let walk = |path: &Path| {
+        let mut entries = Vec::new();
+        let mut sink = |e: Entry| entries.push((e.path, e.piece, e.bytes.to_vec()));
+        let summary = walk_in_pieces(path, &limits(), 50_000, None, &mut sink);
+        assert!(summary.is_ok_and(|s| s.diagnostics.is_empty()));
+        entries
+    };
+    for (bundle, name) in [
+        (s.path("dir"), "big.log"),
+        (s.path("dir/big.log"), "big.log"),
+    ] {
+        let got = walk(&bundle);
+        let big: Vec<_> = got.iter().filter(|(p, _, _)| p == name).collect();
+        assert!(big.len() > 2, "{}: {} pieces", bundle.display(), big.len());
+        let mut joined = Vec::new();
+        for (i, (_, piece, bytes)) in big.iter().enumerate() {
+            assert_eq!(piece.index as usize, i);
+            assert_eq!(piece.last, i + 1 == big.len());
+            assert_eq!(bytes.last(), Some(&b'\n'));
+            joined.extend_from_slice(bytes);
+        }
+        assert_eq!(joined, log);
+    }
+    // A file that fits in a piece is yielded whole.
+    let got = walk(&s.path("dir"));
+    let small: Vec<_> = got.iter().filter(|(p, _, _)| p == "small.log").collect();
+    assert_eq!(small.len(), 1);
+    assert_eq!(small[0].1, Piece::WHOLE);
+}
