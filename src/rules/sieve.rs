@@ -378,9 +378,11 @@ impl Sieve {
             return;
         };
         let current = slot.as_ref().is_some_and(|s| Arc::ptr_eq(s, used));
-        if !current || kc.rebuilds.fetch_add(1, Ordering::Relaxed) >= REBUILDS {
+        // Under the write lock: no other thread counts or builds meanwhile.
+        if !current || kc.rebuilds.load(Ordering::Relaxed) >= REBUILDS {
             return;
         }
+        kc.rebuilds.fetch_add(1, Ordering::Relaxed);
         let mut tally = used.tally.clone();
         tally.add(sample(lower), &self.short_pieces(kc));
         *slot = Some(Arc::new(self.scanner(kc, tally)));
@@ -706,6 +708,26 @@ mod tests {
                 .all(|a| memchr::memmem::find(&sample, a).is_none()),
             "{anchors:?}"
         );
+    }
+
+    #[test]
+    fn anchors_are_chosen_again_when_a_text_shows_them_common() {
+        let sieve = Sieve::from_clauses(vec![vec![" nodes of type"], vec![" nodes because"]]);
+        let kind = SourceKind::Raylet;
+        let rebuilds = || {
+            let kc = &sieve.per_kind.iter().find(|(k, _)| *k == kind).unwrap().1;
+            kc.rebuilds.load(Ordering::Relaxed)
+        };
+        // Chosen on nothing: the piece both alternatives share, ` nodes `.
+        assert!(sieve.hit_lines(kind, b"").is_empty());
+        let mut text = b"the nodes are fine\n".repeat(1000);
+        text.extend_from_slice(b"removing 3 nodes because they are idle\n");
+        // Every line was a candidate: the hits are right, and the anchors chosen again.
+        assert_eq!(sieve.hit_lines(kind, &text), vec![1000]);
+        assert_eq!(rebuilds(), 1);
+        // On the new anchors the same text wastes nothing.
+        assert_eq!(sieve.hit_lines(kind, &text), vec![1000]);
+        assert_eq!(rebuilds(), 1);
     }
 
     #[test]
