@@ -15,7 +15,7 @@ use crate::classify::classify;
 use crate::diag::Diagnostic;
 use crate::event::{Event, FileId, Micros, SourceKind};
 use crate::parse::{self, Format, ParseOutput};
-use crate::rules::sieve::{Sieve, LOOKAHEAD_LINES, LOOKBACK_LINES};
+use crate::rules::sieve::{Hit, Sieve, LOOKAHEAD_LINES, LOOKBACK_LINES};
 
 /// How to load a bundle.
 #[derive(Clone)]
@@ -171,6 +171,37 @@ impl Text {
         }
     }
 
+    /// The piece itself, without the lines around it; `own` is where it is in the whole text.
+    fn own(&self, own: std::ops::Range<usize>) -> &[u8] {
+        match self {
+            Text::Parts { piece, .. } => piece,
+            Text::Shared(entry, range) => entry
+                .bytes
+                .get(range.clone())
+                .and_then(|text| text.get(own))
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The lines before the piece: the whole text up to `own`.
+    fn before(&self, own: std::ops::Range<usize>) -> &[u8] {
+        match self {
+            Text::Parts { before, .. } => before,
+            Text::Shared(entry, range) => entry
+                .bytes
+                .get(range.clone())
+                .and_then(|text| text.get(..own.start))
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Hands the buffers back unread.
+    fn release(self) {
+        if let Text::Parts { piece, buffers, .. } = self {
+            buffers.give(piece);
+        }
+    }
+
     /// Runs `f` over the whole text, then hands the buffers back.
     fn with<T>(self, f: impl FnOnce(&[u8]) -> T) -> T {
         match self {
@@ -243,18 +274,21 @@ impl Job {
             Job::Done(parsed) => Part::Whole(parsed),
             Job::Piece(job) => {
                 let own = job.own.clone();
-                let (kind, sieve, first, last) = (job.kind, job.sieve, job.first, job.last);
-                let (out, bytes, lines, before_lines) = job.text.with(|text| {
-                    let piece = text.get(own.clone()).unwrap_or_default();
-                    let before = text.get(..own.start).unwrap_or_default();
-                    let before_lines = memchr::memchr_iter(b'\n', before).count();
-                    (
-                        parse_windows(kind, text, own.clone(), before_lines, &sieve, first, last),
-                        piece.len() as u64,
-                        count_lines(piece),
-                        before_lines as u32,
-                    )
-                });
+                let (kind, first, last) = (job.kind, job.first, job.last);
+                let piece = job.text.own(own.clone());
+                let (bytes, lines) = (piece.len() as u64, count_lines(piece));
+                let hits = job.sieve.hits(kind, piece);
+                let before_lines = memchr::memchr_iter(b'\n', job.text.before(own.clone())).count();
+                // Most pieces hold no hit and are neither a file's head nor its tail: nothing
+                // to parse, so their text is never joined with the lines around it.
+                let out = if hits.is_empty() && !first && !last {
+                    job.text.release();
+                    Sieved::default()
+                } else {
+                    job.text.with(|text| {
+                        parse_windows(kind, text, own, before_lines, &hits, first, last)
+                    })
+                };
                 Part::Piece(Box::new(PieceDone {
                     path: job.path,
                     mtime: job.mtime,
@@ -262,7 +296,7 @@ impl Job {
                     kind,
                     bytes,
                     lines,
-                    before_lines,
+                    before_lines: before_lines as u32,
                     out,
                 }))
             }
@@ -833,11 +867,12 @@ impl Sieved {
 
 /// Parses a whole file through the sieve: the windows around its hits, its head and tail.
 fn parse_sieved(kind: SourceKind, bytes: &[u8], sieve: &Sieve) -> ParseOutput {
-    parse_windows(kind, bytes, 0..bytes.len(), 0, sieve, true, true).into_output()
+    let hits = sieve.hits(kind, bytes);
+    parse_windows(kind, bytes, 0..bytes.len(), 0, &hits, true, true).into_output()
 }
 
-/// Parses only the windows around the sieve's hits in `text[own]` (plus the head of `text`
-/// when `head`, and its tail when `tail`), and keeps the records that hold one of those
+/// Parses only the windows around `hits`, the sieve's hits in `text[own]` (plus the head of
+/// `text` when `head`, and its tail when `tail`), and keeps the records that hold one of those
 /// hits, the first and last timed records, and the zone samples of the head. `text` around
 /// `own` is context from the neighbouring pieces of the file: lines there are parsed so that
 /// a record that starts before `own` or runs on after it is whole, but their hits belong to
@@ -848,13 +883,12 @@ fn parse_windows(
     text: &[u8],
     own: std::ops::Range<usize>,
     lines_before_own: usize,
-    sieve: &Sieve,
+    hits: &[Hit],
     head: bool,
     tail: bool,
 ) -> Sieved {
-    let hits: Vec<(usize, usize)> = sieve
-        .hits(kind, &text[own.clone()])
-        .into_iter()
+    let hits: Vec<(usize, usize)> = hits
+        .iter()
         .map(|h| (h.line + lines_before_own, h.start + own.start))
         .collect();
     // Windows as (first line index, start byte, end byte), merged.

@@ -11,6 +11,7 @@
 //! Literals are cut at characters that JSON may escape (`"`, `\`, tab, and `<`, `>`, `&` for
 //! Go's encoder), so an escaped line still hits.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, RwLock};
@@ -36,6 +37,9 @@ const PASS_LITERALS: usize = 64;
 /// one per [`WASTE_BYTES`] (about one line in thirty), has its kind's anchors chosen again.
 const WASTE_FLOOR: usize = 64;
 const WASTE_BYTES: usize = 4096;
+
+/// The largest lower-cased copy a thread keeps for its next text (a few pieces).
+const KEPT_LOWER_BYTES: usize = 8 << 20;
 
 /// Most times a kind's anchors are chosen again.
 const REBUILDS: u32 = 8;
@@ -313,8 +317,25 @@ impl Sieve {
         if kc.clauses.is_empty() {
             return Vec::new();
         }
-        let lower = bytes.to_ascii_lowercase();
-        let Some(scanner) = self.scanner_for(kc, &lower) else {
+        thread_local! {
+            /// The lower-cased copy of the text, kept for the thread's next piece.
+            static LOWER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+        }
+        LOWER.with(|cell| {
+            let mut lower = cell.take();
+            lower.clear();
+            lower.extend(bytes.iter().map(u8::to_ascii_lowercase));
+            let hits = self.hits_in(kc, bytes, &lower);
+            if lower.capacity() <= KEPT_LOWER_BYTES {
+                cell.replace(lower);
+            }
+            hits
+        })
+    }
+
+    /// [`Sieve::hits`] for a kind with alternatives, `lower` being `bytes` lower-cased.
+    fn hits_in(&self, kc: &KindClauses, bytes: &[u8], lower: &[u8]) -> Vec<Hit> {
+        let Some(scanner) = self.scanner_for(kc, lower) else {
             return Vec::new();
         };
         // Starts of the lines where some anchor is, ascending.
@@ -322,7 +343,7 @@ impl Sieve {
         for ac in &scanner.passes {
             let mut pos = 0usize;
             while pos < lower.len() {
-                let Some(m) = ac.find(Input::new(&lower).range(pos..)) else {
+                let Some(m) = ac.find(Input::new(lower).range(pos..)) else {
                     break;
                 };
                 let start =
@@ -350,7 +371,7 @@ impl Sieve {
         }
         let wasted = checked - hits.len();
         if wasted > WASTE_FLOOR && wasted.saturating_mul(WASTE_BYTES) > bytes.len() {
-            self.resample(kc, &scanner, &lower);
+            self.resample(kc, &scanner, lower);
         }
         hits
     }
