@@ -12,7 +12,7 @@
 //! Go's encoder), so an escaped line still hits.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, RwLock};
 
@@ -508,60 +508,70 @@ const COMMON_PER_64K: usize = 4;
 /// scan passes; shared pieces give 25 to 45 and one pass, which cut the CPU time of `analyze`
 /// on a 1 GB bundle by a quarter. The price is a few more candidate lines to check.
 fn cover<'a>(clauses: &[Vec<&'a [u8]>], tally: &Tally) -> Vec<&'a [u8]> {
-    // Each candidate: the clauses it covers, and how often the sample holds it.
-    let mut covers: BTreeMap<&'a [u8], (Vec<usize>, usize)> = BTreeMap::new();
+    // The candidates, and for each the clauses it covers.
+    let mut index: HashMap<&'a [u8], usize> = HashMap::new();
+    let mut pieces: Vec<&'a [u8]> = Vec::new();
+    let mut covers: Vec<Vec<usize>> = Vec::new();
     for (ci, literals) in clauses.iter().enumerate() {
         for literal in literals {
-            let pieces: Box<dyn Iterator<Item = &'a [u8]>> = if literal.len() <= GRAM {
-                Box::new(std::iter::once(*literal))
+            let longest = LONGEST_GRAM.min(literal.len());
+            let lengths = if literal.len() <= GRAM {
+                literal.len()..=literal.len()
             } else {
-                Box::new((GRAM..=LONGEST_GRAM.min(literal.len())).flat_map(|n| literal.windows(n)))
+                GRAM..=longest
             };
-            for piece in pieces {
-                let (of, _) = covers.entry(piece).or_default();
-                if of.last() != Some(&ci) {
-                    of.push(ci);
+            for piece in lengths.flat_map(|n| literal.windows(n)) {
+                let i = *index.entry(piece).or_insert_with(|| {
+                    pieces.push(piece);
+                    covers.push(Vec::new());
+                    pieces.len() - 1
+                });
+                if covers[i].last() != Some(&ci) {
+                    covers[i].push(ci);
                 }
             }
         }
     }
-    for (piece, (_, seen)) in covers.iter_mut() {
-        *seen = tally.at_most(piece);
-    }
+    let seen: Vec<usize> = pieces.iter().map(|p| tally.at_most(p)).collect();
     let common = (tally.bytes >> 16).max(1) * COMMON_PER_64K;
+    let mut covered_by: Vec<Vec<usize>> = vec![Vec::new(); clauses.len()];
+    for (i, cs) in covers.iter().enumerate() {
+        for &c in cs {
+            covered_by[c].push(i);
+        }
+    }
+    // How many clauses not yet covered each candidate covers.
+    let mut new: Vec<usize> = covers.iter().map(Vec::len).collect();
+    // Rare before common, then more new clauses per occurrence, then more new clauses, then
+    // longer, then (for a total order) the bytes.
+    let better = |new: &[usize], a: usize, b: usize| {
+        (seen[a] <= common)
+            .cmp(&(seen[b] <= common))
+            .then((new[a] * (seen[b] + 1)).cmp(&(new[b] * (seen[a] + 1))))
+            .then(new[a].cmp(&new[b]))
+            .then(pieces[a].len().cmp(&pieces[b].len()))
+            .then_with(|| pieces[b].cmp(pieces[a]))
+    };
     let mut covered = vec![false; clauses.len()];
     let mut left = clauses.len();
     let mut anchors = Vec::new();
     while left > 0 {
-        // The best candidate: most new clauses per occurrence; among the common ones only
-        // when some clause has nothing rarer.
-        let best = covers
-            .iter()
-            .filter_map(|(piece, (of, seen))| {
-                let new = of.iter().filter(|&&c| !covered[c]).count();
-                (new > 0).then_some((*piece, of, *seen, new))
-            })
-            .max_by(|a, b| {
-                let rank = |&(_, _, seen, new): &(&[u8], &Vec<usize>, usize, usize)| {
-                    (seen <= common, new as f64 / (seen + 1) as f64, new)
-                };
-                let (ra, rb) = (rank(a), rank(b));
-                ra.0.cmp(&rb.0)
-                    .then(ra.1.total_cmp(&rb.1))
-                    .then(ra.2.cmp(&rb.2))
-                    .then(a.0.len().cmp(&b.0.len()))
-                    .then_with(|| b.0.cmp(a.0))
-            });
-        let Some((piece, of, _, _)) = best else {
+        let Some(best) = (0..pieces.len())
+            .filter(|&i| new[i] > 0)
+            .max_by(|&a, &b| better(&new, a, b))
+        else {
             break;
         };
-        for &c in of {
+        for &c in &covers[best] {
             if !covered[c] {
                 covered[c] = true;
                 left -= 1;
+                for &i in &covered_by[c] {
+                    new[i] -= 1;
+                }
             }
         }
-        anchors.push(piece);
+        anchors.push(pieces[best]);
     }
     anchors
 }
