@@ -38,8 +38,12 @@ const PASS_LITERALS: usize = 64;
 const WASTE_FLOOR: usize = 64;
 const WASTE_BYTES: usize = 4096;
 
-/// The largest lower-cased copy a thread keeps for its next text (a few pieces).
-const KEPT_LOWER_BYTES: usize = 8 << 20;
+/// The text is lower-cased and scanned in chunks of about this many bytes, which stay in the
+/// core's cache between the two.
+const CHUNK_BYTES: usize = 64 << 10;
+
+/// The largest lower-cased copy a thread keeps for its next chunk (a line may be long).
+const KEPT_LOWER_BYTES: usize = 1 << 20;
 
 /// Most times a kind's anchors are chosen again.
 const REBUILDS: u32 = 8;
@@ -81,6 +85,40 @@ struct Scanner {
     passes: Vec<AhoCorasick>,
     /// What the anchors were chosen on.
     tally: Tally,
+}
+
+impl Scanner {
+    /// Pushes the start of every line of `lower` (lower-cased text) that holds an anchor, in
+    /// ascending order.
+    fn candidates(&self, lower: &[u8], out: &mut Vec<usize>) {
+        for ac in &self.passes {
+            let mut pos = 0usize;
+            while pos < lower.len() {
+                let Some(m) = ac.find(Input::new(lower).range(pos..)) else {
+                    break;
+                };
+                let start =
+                    memchr::memrchr(b'\n', &lower[pos..m.start()]).map_or(pos, |i| pos + i + 1);
+                out.push(start);
+                pos = memchr::memchr(b'\n', &lower[m.start()..])
+                    .map_or(lower.len(), |i| m.start() + i + 1);
+            }
+        }
+        if self.passes.len() > 1 {
+            out.sort_unstable();
+            out.dedup();
+        }
+    }
+}
+
+/// Where the chunk of `bytes` that starts at `from` ends: at the end of the line that holds
+/// its [`CHUNK_BYTES`]th byte (or of the text).
+fn chunk_end(bytes: &[u8], from: usize) -> usize {
+    let at = from.saturating_add(CHUNK_BYTES);
+    if at >= bytes.len() {
+        return bytes.len();
+    }
+    memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i + 1)
 }
 
 /// One line the sieve kept: its 0-based index in the text and where it starts.
@@ -317,84 +355,76 @@ impl Sieve {
         if kc.clauses.is_empty() {
             return Vec::new();
         }
+        let Some(scanner) = self.scanner_for(kc, bytes) else {
+            return Vec::new();
+        };
         thread_local! {
-            /// The lower-cased copy of the text, kept for the thread's next piece.
+            /// The lower-cased copy of a chunk, kept for the thread's next one.
             static LOWER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
         }
         LOWER.with(|cell| {
             let mut lower = cell.take();
-            lower.clear();
-            lower.extend(bytes.iter().map(u8::to_ascii_lowercase));
-            let hits = self.hits_in(kc, bytes, &lower);
+            let mut hits = Vec::new();
+            let mut candidates = Vec::new();
+            let mut present: Vec<usize> = Vec::new();
+            let (mut checked, mut lines_before) = (0usize, 0usize);
+            // Chunk by chunk, each ending at a line end, so that the copy and the scan of a
+            // chunk stay in the core's cache.
+            let mut from = 0;
+            while from < bytes.len() {
+                let to = chunk_end(bytes, from);
+                let chunk = &bytes[from..to];
+                lower.clear();
+                lower.extend(chunk.iter().map(u8::to_ascii_lowercase));
+                candidates.clear();
+                scanner.candidates(&lower, &mut candidates);
+                checked += candidates.len();
+                let (mut counted, mut line) = (0usize, lines_before);
+                for &start in &candidates {
+                    let end = memchr::memchr(b'\n', &chunk[start..])
+                        .map_or(chunk.len(), |i| start + i + 1);
+                    if self.holds(kc, &chunk[start..end], &mut present) {
+                        line += memchr::memchr_iter(b'\n', &chunk[counted..start]).count();
+                        counted = start;
+                        hits.push(Hit {
+                            line,
+                            start: from + start,
+                        });
+                    }
+                }
+                lines_before = line + memchr::memchr_iter(b'\n', &chunk[counted..]).count();
+                from = to;
+            }
             if lower.capacity() <= KEPT_LOWER_BYTES {
                 cell.replace(lower);
+            }
+            let wasted = checked - hits.len();
+            if wasted > WASTE_FLOOR && wasted.saturating_mul(WASTE_BYTES) > bytes.len() {
+                self.resample(kc, &scanner, bytes);
             }
             hits
         })
     }
 
-    /// [`Sieve::hits`] for a kind with alternatives, `lower` being `bytes` lower-cased.
-    fn hits_in(&self, kc: &KindClauses, bytes: &[u8], lower: &[u8]) -> Vec<Hit> {
-        let Some(scanner) = self.scanner_for(kc, lower) else {
-            return Vec::new();
-        };
-        // Starts of the lines where some anchor is, ascending.
-        let mut candidates = Vec::new();
-        for ac in &scanner.passes {
-            let mut pos = 0usize;
-            while pos < lower.len() {
-                let Some(m) = ac.find(Input::new(lower).range(pos..)) else {
-                    break;
-                };
-                let start =
-                    memchr::memrchr(b'\n', &lower[pos..m.start()]).map_or(pos, |i| pos + i + 1);
-                candidates.push(start);
-                pos = memchr::memchr(b'\n', &lower[m.start()..])
-                    .map_or(lower.len(), |i| m.start() + i + 1);
-            }
-        }
-        if scanner.passes.len() > 1 {
-            candidates.sort_unstable();
-            candidates.dedup();
-        }
-        let checked = candidates.len();
-        let mut hits = Vec::new();
-        let (mut counted, mut line) = (0usize, 0usize);
-        let mut present: Vec<usize> = Vec::new();
-        for start in candidates {
-            let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |i| start + i + 1);
-            if self.holds(kc, &bytes[start..end], &mut present) {
-                line += memchr::memchr_iter(b'\n', &bytes[counted..start]).count();
-                counted = start;
-                hits.push(Hit { line, start });
-            }
-        }
-        let wasted = checked - hits.len();
-        if wasted > WASTE_FLOOR && wasted.saturating_mul(WASTE_BYTES) > bytes.len() {
-            self.resample(kc, &scanner, lower);
-        }
-        hits
-    }
-
-    /// The kind's scanner, built on `lower` (a lower-cased text) if there is none yet.
-    fn scanner_for(&self, kc: &KindClauses, lower: &[u8]) -> Option<Arc<Scanner>> {
+    /// The kind's scanner, built on a sample of `bytes` if there is none yet.
+    fn scanner_for(&self, kc: &KindClauses, bytes: &[u8]) -> Option<Arc<Scanner>> {
         if let Some(scanner) = kc.scanner.read().ok()?.as_ref() {
             return Some(Arc::clone(scanner));
         }
         let mut slot = kc.scanner.write().ok()?;
         let scanner = slot.get_or_insert_with(|| {
             let mut tally = Tally::default();
-            tally.add(sample(lower), &self.short_pieces(kc));
+            tally.add(&sample(bytes).to_ascii_lowercase(), &self.short_pieces(kc));
             Arc::new(self.scanner(kc, tally))
         });
         Some(Arc::clone(scanner))
     }
 
-    /// Builds the kind's scanner again, on what `used` was built on and on `lower` too: the
+    /// Builds the kind's scanner again, on what `used` was built on and on `bytes` too: the
     /// text it was chosen on did not show what this one does (the first file of a kind may be
     /// empty, or another node's). At most [`REBUILDS`] times a kind, so that a text where an
     /// alternative's rarest piece is common anyway does not rebuild it for every piece.
-    fn resample(&self, kc: &KindClauses, used: &Arc<Scanner>, lower: &[u8]) {
+    fn resample(&self, kc: &KindClauses, used: &Arc<Scanner>, bytes: &[u8]) {
         let Ok(mut slot) = kc.scanner.write() else {
             return;
         };
@@ -405,7 +435,7 @@ impl Sieve {
         }
         kc.rebuilds.fetch_add(1, Ordering::Relaxed);
         let mut tally = used.tally.clone();
-        tally.add(sample(lower), &self.short_pieces(kc));
+        tally.add(&sample(bytes).to_ascii_lowercase(), &self.short_pieces(kc));
         *slot = Some(Arc::new(self.scanner(kc, tally)));
     }
 
