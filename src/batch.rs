@@ -374,7 +374,7 @@ fn analyse(input: &Input, ctx: &Context) -> Outcome {
         Err(e) => return Outcome::error(input, stored.unwrap_or(0), started, e.to_string()),
     };
     let bundle_bytes = stored.unwrap_or(report.bundle.bytes);
-    if let Some(why) = unreadable(input, &report) {
+    if let Some(why) = unreadable(&input.path, &report) {
         return Outcome::error(input, bundle_bytes, started, why);
     }
     let kept: Vec<&crate::rank::Cause> = report
@@ -408,12 +408,10 @@ fn analyse(input: &Input, ctx: &Context) -> Outcome {
 /// Diagnostics quoted in a "nothing readable" error.
 const QUOTED_DIAGNOSTICS: usize = 3;
 
-/// Where batch is stricter than `analyze` (which reports such a bundle as empty and exits
-/// 0): a file named like an archive whose content is not one, and a bundle with no readable
-/// line, are errors.
-fn unreadable(input: &Input, report: &crate::rank::Report) -> Option<String> {
-    let name = input
-        .path
+/// Why a bundle that opened is still unreadable, for `analyze` and `batch` alike: a file named
+/// like an archive whose content is not one, or a bundle with no readable line.
+pub fn unreadable(path: &Path, report: &crate::rank::Report) -> Option<String> {
+    let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();

@@ -477,6 +477,13 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
     }
     let engine = Engine::new(rules);
     let (mut report, failing) = rank_timeline(&tl, &engine, Severity::from(args.fail_on), started);
+    // No cause in a bundle with nothing readable would read as a clean bill of health.
+    if let Some(why) = crate::batch::unreadable(&args.read.bundle, &report) {
+        return Err(Failure::usage(format!(
+            "cannot analyse bundle {}: {why}",
+            args.read.bundle.display()
+        )));
+    }
     let min = Severity::from(args.min_severity);
     report.causes.retain(|c| c.severity >= min);
     // The picture walks every event: only the format that draws it pays for it.

@@ -163,6 +163,39 @@ fn unreadable_bundle_exits_2_naming_it() {
 }
 
 #[test]
+fn a_bundle_with_nothing_readable_exits_2_not_0() {
+    // Opens, but says nothing: a report with no cause would read as a healthy cluster.
+    let out = scratch("nothing-readable");
+    let empty = out.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let garbage = out.join("x.tar.gz");
+    std::fs::write(
+        &garbage,
+        (0u32..4096)
+            .map(|i| (i * 7919 % 251) as u8)
+            .collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    let corrupt = out.join("y.tar.gz");
+    std::fs::write(&corrupt, b"\x1f\x8b\x08\x00garbage").unwrap();
+    for (bundle, why) in [
+        (&empty, "nothing readable in the bundle"),
+        (&garbage, "not an archive"),
+        (&corrupt, "gzip stream unreadable"),
+    ] {
+        let got = common::raysift(&["analyze", bundle.to_str().unwrap()]);
+        assert_eq!(got.status.code(), Some(2), "{}", bundle.display());
+        assert!(got.stdout.is_empty());
+        let err = String::from_utf8_lossy(&got.stderr);
+        assert!(
+            err.contains(bundle.to_str().unwrap()) && err.contains(why),
+            "{err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
 fn bad_usage_exits_2() {
     assert_eq!(common::raysift(&["analyze"]).status.code(), Some(2));
     let dir = common::root().join("corpus/handmade-agent-died");
