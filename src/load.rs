@@ -171,27 +171,18 @@ impl Text {
         }
     }
 
-    /// The piece itself, without the lines around it; `own` is where it is in the whole text.
-    fn own(&self, own: std::ops::Range<usize>) -> &[u8] {
+    /// The lines before the piece, and the piece itself, without joining anything; `own` is
+    /// where the piece is in the whole text.
+    fn before_and_own(&self, own: std::ops::Range<usize>) -> (&[u8], &[u8]) {
         match self {
-            Text::Parts { piece, .. } => piece,
-            Text::Shared(entry, range) => entry
-                .bytes
-                .get(range.clone())
-                .and_then(|text| text.get(own))
-                .unwrap_or_default(),
-        }
-    }
-
-    /// The lines before the piece: the whole text up to `own`.
-    fn before(&self, own: std::ops::Range<usize>) -> &[u8] {
-        match self {
-            Text::Parts { before, .. } => before,
-            Text::Shared(entry, range) => entry
-                .bytes
-                .get(range.clone())
-                .and_then(|text| text.get(..own.start))
-                .unwrap_or_default(),
+            Text::Parts { before, piece, .. } => (before, piece),
+            Text::Shared(entry, range) => {
+                let text = entry.bytes.get(range.clone()).unwrap_or_default();
+                (
+                    text.get(..own.start).unwrap_or_default(),
+                    text.get(own).unwrap_or_default(),
+                )
+            }
         }
     }
 
@@ -275,10 +266,10 @@ impl Job {
             Job::Piece(job) => {
                 let own = job.own.clone();
                 let (kind, first, last) = (job.kind, job.first, job.last);
-                let piece = job.text.own(own.clone());
+                let (before, piece) = job.text.before_and_own(own.clone());
                 let (bytes, lines) = (piece.len() as u64, count_lines(piece));
                 let hits = job.sieve.hits(kind, piece);
-                let before_lines = memchr::memchr_iter(b'\n', job.text.before(own.clone())).count();
+                let before_lines = memchr::memchr_iter(b'\n', before).count();
                 // Most pieces hold no hit and are neither a file's head nor its tail: nothing
                 // to parse, so their text is never joined with the lines around it.
                 let out = if hits.is_empty() && !first && !last {
