@@ -570,6 +570,12 @@ fn batch(args: BatchArgs) -> Result<ExitCode, Failure> {
     crate::batch::run(&cfg, &engine)
 }
 
+/// The healthy-noise baseline, parsed once.
+fn baseline() -> &'static crate::open_world::Baseline {
+    static BASELINE: std::sync::OnceLock<crate::open_world::Baseline> = std::sync::OnceLock::new();
+    BASELINE.get_or_init(crate::open_world::Baseline::builtin)
+}
+
 /// Runs the rules over a timeline and ranks the findings; `true` when a cause that is not
 /// benign reaches `fail_on`.
 fn rank_timeline(
@@ -578,9 +584,13 @@ fn rank_timeline(
     fail_on: Severity,
     started: Instant,
 ) -> (Report, bool) {
-    let findings = engine.run(&tl.events);
+    let mut findings = engine.run(&tl.events);
+    let open = crate::open_world::analyze(&tl.events, &engine.rules, &findings, baseline());
+    findings.extend(open.findings);
+    let rules: Vec<crate::rules::Rule> = engine.rules.iter().chain(&open.rules).cloned().collect();
     let elapsed = started.elapsed().as_millis() as u64;
-    let report = rank(tl, &engine.rules, &findings, elapsed);
+    let mut report = rank(tl, &rules, &findings, elapsed);
+    report.unrecognised = open.unrecognised;
     let failing = report
         .causes
         .iter()

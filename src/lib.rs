@@ -13,6 +13,7 @@ pub mod diag;
 pub mod event;
 pub mod inventory;
 pub mod load;
+pub mod open_world;
 pub mod parse;
 pub mod query;
 pub mod rank;

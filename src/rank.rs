@@ -36,6 +36,10 @@ pub struct Report {
     /// computed for formats that draw it, and absent from the JSON otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeline: Option<crate::report_data::TimelineData>,
+    /// Templates of error records no rule claimed (the open-world layer), most frequent first;
+    /// absent when there are none. `batch --summary` tallies them across bundles.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unrecognised: Vec<crate::open_world::Unrecognised>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -252,9 +256,13 @@ pub fn rank(tl: &Timeline, rules: &[Rule], findings: &[Finding], elapsed_ms: u64
         });
     }
     causes.sort_by(|a, b| {
+        // Benign findings last; the open world's generic findings after every catalogue
+        // cause, whatever their scores.
         let benign = |c: &Cause| c.severity == Severity::Info;
+        let generic = |c: &Cause| crate::open_world::is_generic(&c.id);
         benign(a)
             .cmp(&benign(b))
+            .then(generic(a).cmp(&generic(b)))
             .then(b.score().total_cmp(&a.score()))
             .then(a.id.cmp(&b.id))
     });
@@ -277,6 +285,7 @@ pub fn rank(tl: &Timeline, rules: &[Rule], findings: &[Finding], elapsed_ms: u64
         },
         inventory,
         timeline: None,
+        unrecognised: Vec::new(),
     }
 }
 

@@ -194,6 +194,7 @@ pub(crate) fn fixture() -> (Timeline, Report) {
         },
         inventory,
         timeline: None,
+        unrecognised: Vec::new(),
     };
     (tl, report)
 }

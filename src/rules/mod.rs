@@ -79,6 +79,11 @@ impl RuleCode {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// A code raysift itself gives (the open-world layer's `OWD…`), not read from a file.
+    pub(crate) fn builtin(code: &'static str) -> RuleCode {
+        RuleCode(code.to_string())
+    }
 }
 
 impl std::fmt::Display for RuleCode {

@@ -256,6 +256,11 @@ impl Sieve {
                 None => full_kinds.extend(kinds),
             }
         }
+        // The open-world layer reads failure shapes and error records of every log.
+        let open = crate::open_world::sieve_alternatives();
+        for (_, list) in &mut per_kind {
+            list.extend(open.iter().cloned());
+        }
         full_kinds.sort();
         full_kinds.dedup();
         Sieve::build(per_kind, full_kinds)

@@ -1,0 +1,361 @@
+//! Component failures by their shape: a Python traceback ends in `Type: message` (or is cut off
+//! before it), a Go panic starts with `panic:` and lists goroutines, a C++ fatal record says
+//! `Check failed` or names the signal that killed the process. What the reader needs is the
+//! final exception, and the innermost frame that is not Ray's own: that is where the user's
+//! code (or the dependency it called) failed.
+
+/// What one failure record says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub shape: Shape,
+    /// The exception type (`ValueError`, `RayTaskError(KeyError)`), or `panic`, or `Check failed`.
+    pub kind: String,
+    /// Its message (one line), empty when cut off.
+    pub message: String,
+    /// The innermost frame outside Ray and the runtime (`app.py:42 in __init__`).
+    pub frame: Option<String>,
+    /// The record ends before the exception line.
+    pub cut_off: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    PythonTraceback,
+    GoPanic,
+    CppFatal,
+}
+
+impl Failure {
+    /// `ValueError: bad weights (at app.py:42 in __init__)`, for summaries.
+    pub fn headline(&self) -> String {
+        let mut s = if self.cut_off {
+            format!("{} (cut off before the exception line)", self.kind)
+        } else if self.message.is_empty() {
+            self.kind.clone()
+        } else {
+            format!("{}: {}", self.kind, self.message)
+        };
+        if let Some(f) = &self.frame {
+            s.push_str(&format!(" at {f}"));
+        }
+        s
+    }
+}
+
+const TRACEBACK: &str = "Traceback (most recent call last):";
+
+/// Lines a traceback told one line a record may span, from its header to its exception.
+const SPREAD_LINES: u32 = 400;
+
+/// Every failure in the timeline, with the events that tell it (the first is where it
+/// starts). A record that holds a whole failure is one; a traceback whose lines are records
+/// of their own (every line stamped by `kubectl logs --timestamps`, or raw stderr) is put back
+/// together from its header and the exception lines after it in the same file. Only the
+/// header and exception lines are used, so the result is the same whether the frame lines
+/// between them were parsed or not.
+pub fn failures(
+    events: &[crate::event::Event],
+    is_log: impl Fn(crate::event::SourceKind) -> bool,
+) -> Vec<(Vec<usize>, Failure)> {
+    let mut out: Vec<(Vec<usize>, Failure)> = Vec::new();
+    // Open one-line-a-record tracebacks, per file: (index into `out`, header line, last line).
+    let mut open: std::collections::BTreeMap<u32, (usize, u32)> = Default::default();
+    for (idx, ev) in events.iter().enumerate() {
+        if !is_log(ev.kind) {
+            continue;
+        }
+        let msg = ev.message.as_str();
+        if msg.trim() == TRACEBACK.trim_end_matches(':') || msg.trim() == TRACEBACK {
+            // A header alone: a chained traceback continues the open one.
+            match open.get_mut(&ev.file) {
+                Some((_, last)) if ev.line.saturating_sub(*last) <= SPREAD_LINES => {
+                    *last = ev.line;
+                }
+                _ => {
+                    out.push((
+                        vec![idx],
+                        Failure {
+                            shape: Shape::PythonTraceback,
+                            kind: "Python traceback".to_string(),
+                            message: String::new(),
+                            frame: None,
+                            cut_off: true,
+                        },
+                    ));
+                    open.insert(ev.file, (out.len() - 1, ev.line));
+                }
+            }
+            continue;
+        }
+        if let Some((at, last)) = open.get_mut(&ev.file) {
+            if ev.line.saturating_sub(*last) <= SPREAD_LINES && !msg.contains('\n') {
+                if let Some((kind, message)) = exception_line(msg.trim_end()) {
+                    let entry = &mut out[*at];
+                    entry.0.push(idx);
+                    entry.1.kind = kind;
+                    entry.1.message = message;
+                    entry.1.cut_off = false;
+                    *last = ev.line;
+                    continue;
+                }
+            }
+        }
+        if let Some(f) = failure(msg) {
+            open.remove(&ev.file);
+            out.push((vec![idx], f));
+        }
+    }
+    out
+}
+
+/// Reads a failure out of one record's text, if it holds one.
+pub fn failure(text: &str) -> Option<Failure> {
+    if let Some(at) = text.find(TRACEBACK) {
+        return Some(python(&text[at + TRACEBACK.len()..]));
+    }
+    if let Some(f) = go_panic(text) {
+        return Some(f);
+    }
+    cpp_fatal(text)
+}
+
+fn python(after: &str) -> Failure {
+    let lines: Vec<&str> = after.lines().filter(|l| !l.trim().is_empty()).collect();
+    let mut frame = None;
+    let mut last_exception: Option<(String, String)> = None;
+    let mut ended_in_frame = true;
+    for (i, line) in lines.iter().enumerate() {
+        let trimmed = line.trim_start();
+        if let Some(f) = frame_of(trimmed) {
+            if !is_ray_or_runtime(&f.0) {
+                frame = Some(format!("{}:{} in {}", short_path(&f.0), f.1, f.2));
+            }
+            ended_in_frame = true;
+            continue;
+        }
+        if let Some(exc) = exception_line(line) {
+            last_exception = Some(exc);
+            ended_in_frame = false;
+            continue;
+        }
+        // Source lines under a frame, carets, and the chained-exception prose.
+        if line.starts_with(' ') || line.starts_with('\t') {
+            continue;
+        }
+        if i + 1 == lines.len() && last_exception.is_none() {
+            ended_in_frame = true;
+        }
+    }
+    match last_exception {
+        Some((kind, message)) => Failure {
+            shape: Shape::PythonTraceback,
+            kind,
+            message,
+            frame,
+            cut_off: false,
+        },
+        None => Failure {
+            shape: Shape::PythonTraceback,
+            kind: "Python traceback".to_string(),
+            message: String::new(),
+            frame,
+            cut_off: ended_in_frame,
+        },
+    }
+}
+
+/// `File "/app/model.py", line 42, in __init__` → (path, line, function).
+fn frame_of(line: &str) -> Option<(String, String, String)> {
+    let rest = line.strip_prefix("File \"")?;
+    let (path, rest) = rest.split_once('"')?;
+    let rest = rest.trim_start_matches(',').trim_start();
+    let rest = rest.strip_prefix("line ")?;
+    let (num, rest) = rest.split_once(',').unwrap_or((rest, ""));
+    let func = rest.trim().strip_prefix("in ").unwrap_or("").trim();
+    Some((path.to_string(), num.trim().to_string(), func.to_string()))
+}
+
+fn is_ray_or_runtime(path: &str) -> bool {
+    let p = path.replace('\\', "/");
+    p.contains("-packages/ray/")
+        || p.contains("/python/ray/")
+        || p.starts_with("<frozen")
+        || p.contains("/asyncio/")
+        || p.contains("/concurrent/futures/")
+        || p.contains("/lib/python3") && !p.contains("site-packages")
+        || p.contains("/starlette/")
+        || p.contains("/uvicorn/")
+        || p.contains("/fastapi/")
+        || p.contains("/grpc/")
+}
+
+fn short_path(path: &str) -> String {
+    let parts: Vec<&str> = path.rsplit('/').take(2).collect();
+    parts.into_iter().rev().collect::<Vec<_>>().join("/")
+}
+
+/// A line at column 0 that names an exception: `ValueError: x`, `ray.exceptions.RayTaskError(KeyError): x`,
+/// `KeyboardInterrupt`, `requests.exceptions.ConnectionError: x`.
+fn exception_line(line: &str) -> Option<(String, String)> {
+    if line.starts_with(' ') || line.starts_with('\t') {
+        return None;
+    }
+    let (head, message) = match line.find(": ") {
+        Some(i) => (&line[..i], line[i + 2..].trim()),
+        None => (line.trim_end_matches(':').trim(), ""),
+    };
+    let name_end = head.find('(').unwrap_or(head.len());
+    let name = &head[..name_end];
+    let valid = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        && name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    let last = name.rsplit('.').next().unwrap_or(name);
+    let looks = last.ends_with("Error")
+        || last.ends_with("Exception")
+        || last.ends_with("Exit")
+        || last.ends_with("Interrupt")
+        || last.ends_with("Failure")
+        || last.ends_with("Timeout")
+        || last.ends_with("Died")
+        || last == "AssertionError";
+    (valid && looks).then(|| {
+        let kind = match head.find('(') {
+            Some(_) => head.rsplit('.').next().unwrap_or(head).to_string(),
+            None => last.to_string(),
+        };
+        (kind, message.to_string())
+    })
+}
+
+fn go_panic(text: &str) -> Option<Failure> {
+    let start = text
+        .lines()
+        .position(|l| l.trim_start().starts_with("panic: "))?;
+    let lines: Vec<&str> = text.lines().collect();
+    let message = lines[start]
+        .trim_start()
+        .trim_start_matches("panic: ")
+        .trim()
+        .to_string();
+    // The first function after the goroutine header that is not the runtime's.
+    let frame = lines[start..]
+        .iter()
+        .map(|l| l.trim())
+        .skip_while(|l| !l.starts_with("goroutine "))
+        .skip(1)
+        .find(|l| {
+            l.contains('(')
+                && !l.starts_with("panic(")
+                && !l.starts_with("runtime.")
+                && !l.starts_with("sigs.k8s.io/")
+                && !l.starts_with("k8s.io/")
+        })
+        .map(|l| l.rsplit_once('(').map_or(l, |(f, _)| f).to_string());
+    Some(Failure {
+        shape: Shape::GoPanic,
+        kind: "panic".to_string(),
+        message,
+        frame,
+        cut_off: false,
+    })
+}
+
+fn cpp_fatal(text: &str) -> Option<Failure> {
+    for line in text.lines() {
+        if let Some(i) = line.find("Check failed: ") {
+            return Some(Failure {
+                shape: Shape::CppFatal,
+                kind: "Check failed".to_string(),
+                message: line[i + "Check failed: ".len()..].trim().to_string(),
+                frame: cpp_location(line),
+                cut_off: false,
+            });
+        }
+        if let Some(i) = line.find("*** SIG") {
+            let sig = line[i + 4..].split_whitespace().next().unwrap_or("signal");
+            return Some(Failure {
+                shape: Shape::CppFatal,
+                kind: sig.to_string(),
+                message: "the process was killed by a fatal signal".to_string(),
+                frame: None,
+                cut_off: false,
+            });
+        }
+    }
+    None
+}
+
+/// `[… F 21 21] task_manager.cc:123: Check failed` → `task_manager.cc:123`.
+fn cpp_location(line: &str) -> Option<String> {
+    let after = line.split("] ").nth(1)?;
+    let loc = after.split(": ").next()?;
+    (loc.contains(".cc:") || loc.contains(".h:")).then(|| loc.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_python_traceback_gives_its_exception_and_the_users_frame() {
+        let text = r#"2024-06-12 10:31:40,123	ERROR replica.py:123 -- Exception in replica constructor.
+Traceback (most recent call last):
+  File "/home/ray/anaconda3/lib/python3.10/site-packages/ray/serve/_private/replica.py", line 410, in initialize
+    await self._user_callable_wrapper.initialize_callable()
+  File "/home/ray/app/model.py", line 42, in __init__
+    self.model = load(path)
+  File "/home/ray/anaconda3/lib/python3.10/site-packages/torch/serialization.py", line 791, in load
+    with _open_file_like(f, 'rb') as opened_file:
+FileNotFoundError: [Errno 2] No such file or directory: '/models/weights.pt'"#;
+        let f = failure(text).unwrap();
+        assert_eq!(f.kind, "FileNotFoundError");
+        assert_eq!(
+            f.message,
+            "[Errno 2] No such file or directory: '/models/weights.pt'"
+        );
+        assert_eq!(
+            f.frame.as_deref(),
+            Some("torch/serialization.py:791 in load")
+        );
+        assert!(!f.cut_off);
+    }
+
+    #[test]
+    fn ray_wrapped_errors_keep_the_inner_type() {
+        let text = "Traceback (most recent call last):\n  File \"/app/job.py\", line 9, in <module>\n    ray.get(f.remote())\nray.exceptions.RayTaskError(KeyError): ray::f() (pid=1, ip=10.0.0.1)\n  File \"/app/job.py\", line 5, in f\nKeyError: 'label'";
+        let f = failure(text).unwrap();
+        assert_eq!(f.kind, "KeyError");
+        assert_eq!(f.message, "'label'");
+    }
+
+    #[test]
+    fn a_traceback_that_stops_in_a_frame_is_cut_off() {
+        let text = "Traceback (most recent call last):\n  File \"/app/serve_app.py\", line 12, in <module>\n    import transformers";
+        let f = failure(text).unwrap();
+        assert!(f.cut_off);
+        assert_eq!(f.frame.as_deref(), Some("app/serve_app.py:12 in <module>"));
+        assert!(f.headline().contains("cut off"));
+    }
+
+    #[test]
+    fn go_panics_and_cpp_checks() {
+        let go = "panic: runtime error: invalid memory address or nil pointer dereference\n[signal SIGSEGV: segmentation violation]\n\ngoroutine 312 [running]:\ngithub.com/ray-project/kuberay/ray-operator/controllers/ray.(*RayServiceReconciler).Reconcile(0xc000)\n\t/workspace/controllers/ray/rayservice_controller.go:120 +0x1a";
+        let f = failure(go).unwrap();
+        assert_eq!(f.shape, Shape::GoPanic);
+        assert_eq!(
+            f.message,
+            "runtime error: invalid memory address or nil pointer dereference"
+        );
+        assert!(f.frame.unwrap().ends_with("Reconcile"));
+        let cpp = "[2024-06-12 10:31:40,123 C 21 21] node_manager.cc:1043: Check failed: node_info != nullptr";
+        let f = failure(cpp).unwrap();
+        assert_eq!(f.kind, "Check failed");
+        assert_eq!(f.frame.as_deref(), Some("node_manager.cc:1043"));
+        assert!(failure("all is well").is_none());
+    }
+}

@@ -1,0 +1,825 @@
+//! The layer below the rules: what the bundle itself says is wrong when no rule explains it,
+//! so that a broken bundle never gets an empty report (`CATALOGUE.md`, "Open world").
+//!
+//! It runs after the rules, over the same timeline, and looks only at what the rules did not
+//! use as evidence:
+//!
+//! - `objects`: Kubernetes objects that report themselves failing (container states, phases,
+//!   custom-resource states and conditions, `kubectl get` STATUS, unresolved Warning events);
+//! - `exceptions`: Python tracebacks, Go panics and C++ fatal records of any component;
+//! - `templates`: ERROR records no rule claimed, grouped into templates and compared with a
+//!   baseline of templates seen in healthy bundles.
+//!
+//! Where the evidence decides a catalogue id (an `OOMKilled` state is `oom_killed`, a
+//! `ModuleNotFoundError` is `missing_dependency`) the finding carries that id, with the
+//! catalogue rule's title and remediation and a lower confidence; the rest become
+//! `object_unhealthy`, `component_exception` and `unrecognised_error`, which rank below every
+//! catalogue cause. Findings come out as ordinary [`Finding`]s over synthetic [`Rule`]s that
+//! follow the library's, so ranking and rendering treat them like any other.
+//!
+//! Invariant: nothing here fires on known healthy noise (the baseline), on an event a rule
+//! already used, or on objects outside the Ray workload.
+
+pub mod exceptions;
+pub mod objects;
+pub mod templates;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::event::{format_rfc3339, Event, Level, SourceKind};
+use crate::rules::engine::{EvidenceRef, Finding};
+use crate::rules::{Rule, RuleCode, Severity, Signal, SourceFilter};
+
+pub use templates::Baseline;
+
+pub const OBJECT_UNHEALTHY: &str = "object_unhealthy";
+pub const COMPONENT_EXCEPTION: &str = "component_exception";
+pub const UNRECOGNISED_ERROR: &str = "unrecognised_error";
+
+/// The generic ids: they rank below every catalogue cause.
+pub fn is_generic(id: &str) -> bool {
+    matches!(
+        id,
+        OBJECT_UNHEALTHY | COMPONENT_EXCEPTION | UNRECOGNISED_ERROR
+    )
+}
+
+/// Literal conjunctions (lower case) the sieve must keep on top of the rules' for this layer:
+/// failure shapes and level words. Healthy logs hold few of them (under one line in ten
+/// thousand in a generated 1 GB bundle), so they cost the sieve little.
+pub fn sieve_alternatives() -> Vec<Vec<String>> {
+    [
+        "traceback (most recent call last)",
+        "panic:",
+        "check failed",
+        "*** sig",
+        "error",
+        "exception",
+        "fatal",
+    ]
+    .iter()
+    .map(|s| vec![s.to_string()])
+    .collect()
+}
+
+/// A template of unclaimed error records, as the report and `batch --summary` show it.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Unrecognised {
+    pub template: String,
+    pub level: &'static str,
+    pub count: usize,
+    pub first: Option<String>,
+    pub last: Option<String>,
+    /// Whether the baseline of healthy bundles knows it (then it is never reported).
+    pub known_noise: bool,
+}
+
+/// What the layer adds to a report.
+pub struct OpenWorld {
+    /// Synthetic rules, to be appended after the library's (findings index into the whole).
+    pub rules: Vec<Rule>,
+    pub findings: Vec<Finding>,
+    /// Every template of unclaimed ERROR records, most frequent first.
+    pub unrecognised: Vec<Unrecognised>,
+}
+
+/// Most templates an `unrecognised_error` cause shows.
+const TOP_TEMPLATES: usize = 3;
+
+/// Runs the layer. `library` are the rules the engine ran (their `findings` index into
+/// them); the synthetic rules returned are numbered from `library.len()`.
+pub fn analyze(
+    events: &[Event],
+    library: &[Rule],
+    findings: &[Finding],
+    baseline: &Baseline,
+) -> OpenWorld {
+    let claimed: BTreeSet<usize> = findings
+        .iter()
+        .flat_map(|f| f.evidence.iter().map(|e| e.event))
+        .collect();
+    let fired: BTreeSet<&str> = findings
+        .iter()
+        .filter_map(|f| library.get(f.rule))
+        .map(|r| r.id.as_str())
+        .collect();
+    // A catalogue cause that fired tells the story better than a single line could: then
+    // the layer adds only what no id names.
+    let decided = findings
+        .iter()
+        .filter_map(|f| library.get(f.rule))
+        .any(|r| r.severity > Severity::Info);
+    // The workload's own final word: when every Ray object the bundle shows reports itself
+    // healthy (a job that succeeded, a cluster ready, a service ready), the failures below it
+    // were passing (a submitter retried, a pod replaced) and nothing is reported.
+    let healthy_workload = objects::workload_healthy(events);
+    let mut out = Builder {
+        library,
+        fired,
+        decided,
+        rules: Vec::new(),
+        by_id: BTreeMap::new(),
+    };
+
+    // Objects.
+    let mut generic_objects: Vec<objects::Problem> = Vec::new();
+    for p in objects::problems(events) {
+        if p.evidence.iter().all(|i| claimed.contains(i)) {
+            continue;
+        }
+        match object_catalogue_id(&p, events) {
+            Some(id) if out.can_map(id) => {
+                let summary = format!(
+                    "{} reports {} (in Kubernetes' own words; the rules that usually decide this found no more than this line)",
+                    p.object, p.state
+                );
+                out.add_mapped(id, "OWD010", &p.evidence, summary, "the object's own state");
+            }
+            _ => generic_objects.push(p),
+        }
+    }
+    if !generic_objects.is_empty() {
+        let hard = generic_objects.iter().any(|p| p.hard);
+        let mut listed: Vec<String> = generic_objects
+            .iter()
+            .map(|p| format!("{}: {}", p.object, p.state))
+            .collect();
+        listed.dedup();
+        let shown = listed
+            .iter()
+            .take(4)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("; ");
+        let more = listed.len().saturating_sub(4);
+        let summary =
+            format!(
+            "{} object{} of the Ray workload report{} failing and no rule explains why: {shown}{}",
+            listed.len(),
+            if listed.len() == 1 { "" } else { "s" },
+            if listed.len() == 1 { "s itself" } else { " themselves" },
+            if more > 0 {
+                format!("; and {more} more")
+            } else {
+                String::new()
+            }
+        );
+        let evidence: Vec<(usize, usize)> = generic_objects
+            .iter()
+            .flat_map(|p| {
+                let sig = usize::from(!p.hard);
+                p.evidence.iter().map(move |&e| (e, sig))
+            })
+            .collect();
+        out.add_generic(
+            OBJECT_UNHEALTHY,
+            if hard {
+                Severity::Error
+            } else {
+                Severity::Warning
+            },
+            if hard { 0.45 } else { 0.35 },
+            evidence,
+            summary,
+        );
+    }
+
+    // Component failures: a record that holds a whole failure, or a traceback told one line
+    // a record (`kubectl logs --timestamps`, raw stderr), put back together.
+    let mut used: BTreeSet<usize> = BTreeSet::new();
+    let mut failures: BTreeMap<(String, String), (exceptions::Failure, Vec<usize>, bool)> =
+        BTreeMap::new();
+    for (idxs, f) in exceptions::failures(events, is_log_kind) {
+        let first = &events[idxs[0]];
+        if !reports_failure(first) {
+            continue;
+        }
+        let noise = templates::masked(&format!("{}: {}", f.kind, f.message));
+        if baseline.knows(&noise) {
+            continue;
+        }
+        let is_claimed = idxs.iter().any(|i| claimed.contains(i));
+        used.extend(idxs.iter().copied());
+        let key = (
+            component_of(first),
+            templates::masked(&f.headline()).join(" "),
+        );
+        let entry = failures
+            .entry(key)
+            .or_insert_with(|| (f, Vec::new(), false));
+        entry.1.push(idxs[0]);
+        entry.2 |= is_claimed;
+    }
+    let failures: BTreeMap<(String, String), (exceptions::Failure, Vec<usize>)> = failures
+        .into_iter()
+        .filter(|(_, (_, _, claimed))| !claimed)
+        .map(|(k, (f, idxs, _))| (k, (f, idxs)))
+        .collect();
+    let mut generic_failures: Vec<(String, exceptions::Failure, Vec<usize>)> = Vec::new();
+    for ((component, _), (f, idxs)) in failures {
+        let first = &events[idxs[0]];
+        match exception_catalogue_id(&f, first.kind) {
+            Some(id) if out.can_map(id) => {
+                let summary = format!(
+                    "{component} raised {}{} (the rules that usually decide this did not see their usual lines)",
+                    f.headline(),
+                    times(idxs.len())
+                );
+                let ev: Vec<usize> = ends(&idxs);
+                out.add_mapped(
+                    id,
+                    "OWD011",
+                    &ev,
+                    summary,
+                    "the component's failure: its final exception and where it was raised",
+                );
+            }
+            _ => generic_failures.push((component, f, idxs)),
+        }
+    }
+    if !generic_failures.is_empty() {
+        let listed: Vec<String> = generic_failures
+            .iter()
+            .take(3)
+            .map(|(c, f, idxs)| format!("{c} raised {}{}", f.headline(), times(idxs.len())))
+            .collect();
+        let more = generic_failures.len().saturating_sub(3);
+        let summary = format!(
+            "{}{}; no rule explains it",
+            listed.join("; "),
+            if more > 0 {
+                format!(
+                    "; and {more} other failure{}",
+                    if more == 1 { "" } else { "s" }
+                )
+            } else {
+                String::new()
+            }
+        );
+        let evidence: Vec<(usize, usize)> = generic_failures
+            .iter()
+            .flat_map(|(_, _, idxs)| ends(idxs))
+            .map(|e| (e, 0))
+            .collect();
+        out.add_generic(
+            COMPONENT_EXCEPTION,
+            Severity::Error,
+            0.45,
+            evidence,
+            summary,
+        );
+    }
+
+    // Unclaimed error records, by template.
+    // Records a rule used take their whole template with them: the rule explains the lot.
+    let records: Vec<(usize, String)> = events
+        .iter()
+        .enumerate()
+        .filter(|(idx, ev)| ev.level >= Level::Error && is_log_kind(ev.kind) && !used.contains(idx))
+        .map(|(idx, ev)| (idx, template_line(ev)))
+        .collect();
+    let mined = templates::mine(records.iter().map(|(i, l)| (*i, l.as_str())));
+    let mut unrecognised: Vec<(Unrecognised, Vec<usize>)> = mined
+        .into_iter()
+        .filter(|t| !t.events.iter().any(|i| claimed.contains(i)))
+        .map(|t| {
+            let known = baseline.knows(&t.tokens)
+                || t.events
+                    .iter()
+                    .all(|&i| baseline.knows(&templates::masked(&template_line(&events[i]))));
+            let level = t
+                .events
+                .iter()
+                .map(|&i| events[i].level)
+                .max()
+                .unwrap_or(Level::Error);
+            let time = |i: usize| events[i].ts.map(|t| format_rfc3339(t.micros));
+            (
+                Unrecognised {
+                    template: t.text(),
+                    level: level.as_str(),
+                    count: t.events.len(),
+                    first: t.events.first().and_then(|&i| time(i)),
+                    last: t.events.last().and_then(|&i| time(i)),
+                    known_noise: known,
+                },
+                t.events,
+            )
+        })
+        .collect();
+    unrecognised.sort_by(|a, b| {
+        b.0.level
+            .cmp(a.0.level)
+            .then(b.0.count.cmp(&a.0.count))
+            .then(a.0.template.cmp(&b.0.template))
+    });
+    let reported: Vec<&(Unrecognised, Vec<usize>)> = unrecognised
+        .iter()
+        .filter(|(u, _)| !u.known_noise)
+        .take(TOP_TEMPLATES)
+        .collect();
+    if !reported.is_empty() {
+        let total: usize = unrecognised
+            .iter()
+            .filter(|(u, _)| !u.known_noise)
+            .map(|(u, _)| u.count)
+            .sum();
+        let kinds = unrecognised.iter().filter(|(u, _)| !u.known_noise).count();
+        let listed: Vec<String> = reported
+            .iter()
+            .map(|(u, _)| format!("\u{201c}{}\u{201d}{}", u.template, times(u.count)))
+            .collect();
+        let summary = format!(
+            "{total} error record{} that no rule explains and that healthy bundles do not show, in {kinds} template{}: {}",
+            if total == 1 { "" } else { "s" },
+            if kinds == 1 { "" } else { "s" },
+            listed.join("; ")
+        );
+        let evidence: Vec<(usize, usize)> = reported
+            .iter()
+            .flat_map(|(_, idxs)| ends(idxs))
+            .map(|e| (e, 0))
+            .collect();
+        out.add_generic(
+            UNRECOGNISED_ERROR,
+            Severity::Warning,
+            0.3,
+            evidence,
+            summary,
+        );
+    }
+
+    let (rules, mut findings) = out.finish();
+    if healthy_workload {
+        findings.clear();
+    }
+    OpenWorld {
+        rules,
+        findings,
+        unrecognised: unrecognised.into_iter().map(|(u, _)| u).collect(),
+    }
+}
+
+/// First and last of a list (the first three when it is short).
+fn ends(idxs: &[usize]) -> Vec<usize> {
+    match idxs.len() {
+        0..=3 => idxs.to_vec(),
+        n => vec![idxs[0], idxs[1], idxs[n - 1]],
+    }
+}
+
+fn times(n: usize) -> String {
+    if n > 1 {
+        format!(" (×{n})")
+    } else {
+        String::new()
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+/// The line a record is templated by: its first line, and for a structured record (the
+/// operator's zap JSON) the first line of its `error` field, where the cause is told.
+fn template_line(ev: &Event) -> String {
+    let first = first_line(&ev.message);
+    match ev.field("error") {
+        Some(err) if !err.is_empty() => {
+            let err: String = first_line(err).chars().take(240).collect();
+            format!("{first} {err}")
+        }
+        _ => first.to_string(),
+    }
+}
+
+/// Whether a record tells a failure: at ERROR or above, or from a text that has no levels
+/// (stderr, a container's output, a pasted file). A traceback a leveled log writes at INFO or
+/// WARNING was caught and handled.
+fn reports_failure(ev: &Event) -> bool {
+    ev.level >= Level::Error
+        || matches!(
+            ev.kind,
+            SourceKind::Worker
+                | SourceKind::RayContainer
+                | SourceKind::InitContainer
+                | SourceKind::JobDriver
+                | SourceKind::Unknown
+        )
+}
+
+/// Logs, as opposed to Kubernetes objects, describes and event tables.
+fn is_log_kind(kind: SourceKind) -> bool {
+    let name = kind.as_str();
+    !(name.starts_with("describe_")
+        || matches!(
+            kind,
+            SourceKind::KubeObject | SourceKind::KubeEvents | SourceKind::BundleMeta
+        )
+        || name == "kube_table")
+}
+
+/// What to call the component that wrote an event.
+fn component_of(ev: &Event) -> String {
+    let name = match ev.kind {
+        SourceKind::Operator => "the KubeRay operator",
+        SourceKind::Dashboard => "the Ray dashboard",
+        SourceKind::DashboardAgent => "the dashboard agent",
+        SourceKind::Autoscaler => "the Ray autoscaler",
+        SourceKind::RuntimeEnvAgent | SourceKind::RuntimeEnvSetup => "the runtime env agent",
+        SourceKind::Raylet => "the raylet",
+        SourceKind::GcsServer => "the GCS server",
+        SourceKind::ServeController => "the Serve controller",
+        SourceKind::ServeProxy => "a Serve proxy",
+        SourceKind::ServeReplica => "a Serve replica",
+        SourceKind::JobDriver => "the job driver",
+        SourceKind::Worker | SourceKind::CoreWorker => "a Ray worker",
+        SourceKind::RayContainer | SourceKind::InitContainer => "a Ray container",
+        _ => "a component",
+    };
+    name.to_string()
+}
+
+/// The catalogue id a failing object's state decides, when one does.
+fn object_catalogue_id(p: &objects::Problem, events: &[Event]) -> Option<&'static str> {
+    let text: String = p
+        .evidence
+        .iter()
+        .filter_map(|&i| events.get(i))
+        .map(|e| e.message.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let id = match p.reason.as_str() {
+        "CrashLoopBackOff" => "crash_loop",
+        "OOMKilled" | "OOMKilling" => "oom_killed",
+        "ImagePullBackOff" | "ErrImagePull" | "InvalidImageName" | "ErrImageNeverPull" => {
+            "image_pull_failure"
+        }
+        "Evicted" => "node_pressure_eviction",
+        "FailedScheduling" => "failed_scheduling",
+        "InitializingTimeout" => "initializing_timeout",
+        "DeadlineExceeded" => "rayjob_deadline_exceeded",
+        "Unhealthy" if text.contains("probe failed") => "probe_failure",
+        _ if text.contains("exceeded quota") => "resource_quota_exceeded",
+        _ if text.contains("is forbidden: User") => "rbac_forbidden",
+        "FailedCreate" | "FailedCreateHeadPod" | "FailedCreateWorkerPod" => "pod_creation_refused",
+        "JobFailed" | "FAILED" | "Failed" if p.object.starts_with("RayJob/") => {
+            "rayjob_entrypoint_failed"
+        }
+        _ => return None,
+    };
+    Some(id)
+}
+
+/// The catalogue id a component failure decides, when one does.
+fn exception_catalogue_id(f: &exceptions::Failure, kind: SourceKind) -> Option<&'static str> {
+    let all = format!("{} {}", f.kind, f.message);
+    if f.kind == "ModuleNotFoundError" || all.contains("No module named") {
+        return Some("missing_dependency");
+    }
+    if ["CUDA", "libcudnn", "libcuda", "libnvidia", "cuDNN"]
+        .iter()
+        .any(|w| all.contains(w))
+    {
+        return Some("cuda_mismatch");
+    }
+    if f.kind.contains("RuntimeEnvSetupError") {
+        return Some("runtime_env_failure");
+    }
+    if f.kind.contains("OutOfMemoryError") {
+        return Some("oom_killed");
+    }
+    if f.cut_off {
+        return None;
+    }
+    match kind {
+        SourceKind::ServeReplica if f.shape == exceptions::Shape::PythonTraceback => {
+            Some("serve_script_error")
+        }
+        SourceKind::JobDriver if f.shape == exceptions::Shape::PythonTraceback => {
+            Some("rayjob_entrypoint_failed")
+        }
+        _ => None,
+    }
+}
+
+/// Collects findings, one per id, and the synthetic rules they point at.
+struct Builder<'a> {
+    library: &'a [Rule],
+    fired: BTreeSet<&'a str>,
+    decided: bool,
+    rules: Vec<Rule>,
+    /// id → (index into `rules`, evidence (event, signal), confidence, summaries).
+    by_id: BTreeMap<&'static str, (usize, Vec<(usize, usize)>, f64, Vec<String>)>,
+}
+
+impl Builder<'_> {
+    /// Whether a catalogue id can take a finding here: the library knows it and no catalogue
+    /// rule fired already (a rule's account is better than one line's).
+    fn can_map(&self, id: &str) -> bool {
+        !self.decided && !self.fired.contains(id) && self.library.iter().any(|r| r.id == id)
+    }
+
+    fn add_mapped(
+        &mut self,
+        id: &'static str,
+        code: &'static str,
+        evidence: &[usize],
+        summary: String,
+        meaning: &str,
+    ) {
+        if let Some(entry) = self.by_id.get_mut(id) {
+            entry.1.extend(evidence.iter().map(|&e| (e, 0)));
+            entry.3.push(summary);
+            return;
+        }
+        // The library's strongest rule of the id lends its title, remediation and doc.
+        let Some(base) = self
+            .library
+            .iter()
+            .filter(|r| r.id == id && r.severity > Severity::Info)
+            .max_by(|a, b| a.severity.cmp(&b.severity).then(b.code.cmp(&a.code)))
+        else {
+            return;
+        };
+        let mut rule = synthetic(code, id, &base.title, base.severity, &[("state", meaning)]);
+        rule.remediation = base.remediation.clone();
+        rule.references = base.references.clone();
+        rule.explains = base.explains.clone();
+        rule.doc = base.doc.clone();
+        let confidence = (base.confidence - 0.25).clamp(0.3, 0.55);
+        self.rules.push(rule);
+        self.by_id.insert(
+            id,
+            (
+                self.rules.len() - 1,
+                evidence.iter().map(|&e| (e, 0)).collect(),
+                confidence,
+                vec![summary],
+            ),
+        );
+    }
+
+    fn add_generic(
+        &mut self,
+        id: &'static str,
+        mut severity: Severity,
+        confidence: f64,
+        evidence: Vec<(usize, usize)>,
+        summary: String,
+    ) {
+        // Beside a catalogue cause, what no rule names is context, not a second verdict.
+        if self.decided {
+            severity = severity.min(Severity::Warning);
+        }
+        let rule = generic_rule(id, severity);
+        self.rules.push(rule);
+        self.by_id.insert(
+            id,
+            (self.rules.len() - 1, evidence, confidence, vec![summary]),
+        );
+    }
+
+    fn finish(self) -> (Vec<Rule>, Vec<Finding>) {
+        let base = self.library.len();
+        let mut findings = Vec::new();
+        for (_, (rule, mut evidence, confidence, summaries)) in self.by_id {
+            evidence.sort_unstable();
+            evidence.dedup_by(|a, b| a.0 == b.0);
+            let summary = match summaries.len() {
+                1 => summaries.into_iter().next().unwrap_or_default(),
+                n => format!("{}; and {} more like it", summaries[0], n - 1),
+            };
+            findings.push(Finding {
+                rule: base + rule,
+                evidence: evidence
+                    .into_iter()
+                    .map(|(event, signal)| EvidenceRef {
+                        event,
+                        signal,
+                        field: None,
+                    })
+                    .collect(),
+                confidence,
+                summary,
+            });
+        }
+        (self.rules, findings)
+    }
+}
+
+fn signal(name: &str, description: &str) -> Signal {
+    Signal {
+        name: name.to_string(),
+        sources: SourceFilter::Any,
+        min_level: None,
+        text: Vec::new(),
+        not_text: Vec::new(),
+        fields: Vec::new(),
+        literals: Vec::new(),
+        key: None,
+        description: description.to_string(),
+    }
+}
+
+fn synthetic(
+    code: &'static str,
+    id: &str,
+    title: &str,
+    severity: Severity,
+    signals: &[(&str, &str)],
+) -> Rule {
+    Rule {
+        code: RuleCode::builtin(code),
+        id: id.to_string(),
+        name: "open-world".to_string(),
+        severity,
+        confidence: 0.4,
+        title: title.to_string(),
+        summary: String::new(),
+        doc: String::new(),
+        explains: Vec::new(),
+        remediation: Vec::new(),
+        references: Vec::new(),
+        signals: signals.iter().map(|(n, d)| signal(n, d)).collect(),
+        when: Vec::new(),
+        boosts: Vec::new(),
+        samples: Vec::new(),
+        origin: "built-in open-world layer".to_string(),
+    }
+}
+
+/// The three generic rules, with their documentation (also what `raysift rules` lists).
+pub fn generic_rule(id: &str, severity: Severity) -> Rule {
+    let (code, title, signals, remediation, doc): (&str, &str, &[(&str, &str)], &[&str], &str) =
+        match id {
+            OBJECT_UNHEALTHY => (
+                "OWD001",
+                "A Kubernetes object of the Ray workload reports itself failing",
+                &[
+                    ("state", "the object's own state: what Kubernetes or KubeRay says is wrong"),
+                    ("warning", "a Warning event on the object that nothing later resolved"),
+                ],
+                &[
+                    "Read the object's own account: `kubectl describe` it and read its Events; for a pod, `kubectl logs --previous` of the container that failed.",
+                    "The reason word (CreateContainerConfigError, FailedMount, DEPLOY_FAILED, …) is Kubernetes' or KubeRay's own: search it in their documentation together with the message.",
+                    "If the object is a Ray pod, the RayCluster or RayService above it waits for it: fix the pod first.",
+                ],
+                OBJECT_DOC,
+            ),
+            COMPONENT_EXCEPTION => (
+                "OWD002",
+                "A Ray or KubeRay component raised an exception, panicked or aborted",
+                &[("failure", "the component's failure: its final exception and where it was raised")],
+                &[
+                    "Read the whole record in the file named by the evidence: the last line is the exception, the innermost frame outside Ray is where it was raised.",
+                    "When the exception comes from your code or a dependency, reproduce it outside the cluster (`serve run`, or the job's entrypoint with `ray start --head` locally).",
+                    "When it comes from Ray or KubeRay itself (a panic, a `Check failed`), note the versions and search the project's issue tracker for the message.",
+                ],
+                EXCEPTION_DOC,
+            ),
+            _ => (
+                "OWD003",
+                "Error records that no rule explains and healthy bundles do not show",
+                &[("template", "an error record of a template that no rule explains and that healthy bundles do not show")],
+                &[
+                    "Read the records around the first one of each template: what happened just before is usually the cause.",
+                    "If a template is harmless in your clusters, say so to the raysift maintainers: it belongs in the baseline of healthy noise.",
+                ],
+                UNRECOGNISED_DOC,
+            ),
+        };
+    let mut rule = synthetic(code, id, title, severity, signals);
+    rule.remediation = remediation.iter().map(|s| s.to_string()).collect();
+    rule.doc = doc.to_string();
+    rule.references = vec![
+        "https://docs.ray.io/en/latest/cluster/kubernetes/troubleshooting/troubleshooting.html"
+            .to_string(),
+    ];
+    rule
+}
+
+const OBJECT_DOC: &str = "## What it detects
+A Kubernetes object of the Ray workload (a Ray pod, a RayCluster, RayService or RayJob, or an
+object in their namespace) whose own status says it is failing, when no catalogue rule explains
+it: a container waiting or terminated with a reason, a Failed phase, a RayCluster in state
+`failed`, a condition `False` for a failing reason, a RayJob that failed, Serve applications
+`DEPLOY_FAILED` or `UNHEALTHY`, a `kubectl get` STATUS that is not a healthy one, or Warning
+events that nothing later resolved.
+
+## Why it matters
+Kubernetes and KubeRay state their own failures; when raysift has no rule for one, their words
+are still the best lead.
+
+## Evidence shown
+The facts and events that say so, in the object's own words.
+
+## Remediation
+Read the object's own account (describe, events, previous logs) and fix what it names.
+
+## References
+The KubeRay troubleshooting guide.
+";
+
+const EXCEPTION_DOC: &str = "## What it detects
+A Python traceback, a Go panic or a C++ fatal record (`Check failed`, a fatal signal) in the log
+of any Ray or KubeRay component that no catalogue rule explains. The summary names the
+component, the final exception and its message (or says that the traceback is cut off before
+it), and the innermost frame that is not Ray's own.
+
+## Why it matters
+An exception in a component is where its failure is told first; the frame outside Ray is where
+the user's code or a dependency failed.
+
+## Evidence shown
+The failure records, first and last of each kind.
+
+## Remediation
+Read the whole record, reproduce it outside the cluster when it comes from the application, and
+report it with the versions when it comes from Ray or KubeRay.
+
+## References
+The KubeRay troubleshooting guide.
+";
+
+const UNRECOGNISED_DOC: &str = "## What it detects
+ERROR records that no rule claimed, grouped into templates (ids, addresses, numbers, quoted
+names and times masked), less the templates of a baseline built from healthy bundles. The
+templates with the most records are shown, with their counts and first and last times.
+
+## Why it matters
+A failure outside the catalogue still leaves error records; the rare ones are the lead.
+
+## Evidence shown
+The first and last records of the top templates.
+
+## Remediation
+Read what happened just before the first record of each template.
+
+## References
+The KubeRay troubleshooting guide.
+";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn log(kind: SourceKind, level: Level, text: &str) -> Event {
+        let mut e = Event::new(1, text);
+        e.kind = kind;
+        e.level = level;
+        e
+    }
+
+    #[test]
+    fn a_lone_traceback_becomes_a_component_exception() {
+        let evs = vec![
+            log(SourceKind::Autoscaler, Level::Info, "Autoscaler started"),
+            log(
+                SourceKind::Autoscaler,
+                Level::Error,
+                "Error in monitor loop\nTraceback (most recent call last):\n  File \"/x/site-packages/ray/autoscaler/_private/monitor.py\", line 1, in run\nkubernetes.client.exceptions.ApiException: (403)",
+            ),
+        ];
+        let ow = analyze(&evs, &[], &[], &Baseline::parse(""));
+        assert_eq!(ow.findings.len(), 1);
+        let rule = &ow.rules[ow.findings[0].rule];
+        assert_eq!(rule.id, COMPONENT_EXCEPTION);
+        assert!(ow.findings[0].summary.contains("ApiException: (403)"));
+        assert!(ow.findings[0].summary.contains("the Ray autoscaler"));
+    }
+
+    #[test]
+    fn unclaimed_errors_become_templates_unless_the_baseline_knows_them() {
+        let evs: Vec<Event> = (0..4)
+            .map(|i| {
+                log(
+                    SourceKind::RayPython,
+                    Level::Error,
+                    &format!("Failed to publish metrics batch {i} to the exporter"),
+                )
+            })
+            .chain([log(
+                SourceKind::RayPython,
+                Level::Error,
+                "Lease for worker lost, rescheduling",
+            )])
+            .collect();
+        let ow = analyze(&evs, &[], &[], &Baseline::parse(""));
+        assert_eq!(ow.unrecognised.len(), 2);
+        assert_eq!(ow.unrecognised[0].count, 4);
+        assert_eq!(ow.findings.len(), 1);
+        let quiet = analyze(
+            &evs,
+            &[],
+            &[],
+            &Baseline::parse(
+                "Failed to publish metrics batch <*> to the exporter\nLease for worker lost, rescheduling",
+            ),
+        );
+        assert!(quiet.findings.is_empty());
+        assert!(quiet.unrecognised.iter().all(|u| u.known_noise));
+    }
+}

@@ -1,0 +1,681 @@
+//! Object state in Kubernetes' own words. Describe output, YAML/JSON objects (and fragments of
+//! them) and `kubectl get` tables all reach this module as facts: events with an `object`, a
+//! normalised `path` and a `value`. Events (tables, describe sections, Event objects) carry a
+//! `type`, a `reason` and the `object` they concern. A problem is an object that reports itself
+//! failing: a container waiting or terminated with a reason, a failed phase or state, a
+//! readiness condition that is `False` for a failing reason, a job that failed, a status
+//! column that is not a healthy one, or Warning events that nothing later resolved.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::event::{Event, SourceKind};
+
+/// One object that reports itself failing.
+#[derive(Clone, Debug)]
+pub struct Problem {
+    /// `Pod/ns/name`, `RayCluster/ns/name` …
+    pub object: String,
+    /// What it says, in its own words (`ray-head waiting: CrashLoopBackOff`).
+    pub state: String,
+    /// The reason word alone (`CrashLoopBackOff`, `OOMKilled`, `FailedCreate`).
+    pub reason: String,
+    /// A hard failure (a state); `false` for Warning events alone.
+    pub hard: bool,
+    /// The facts and events that say so, as timeline indices.
+    pub evidence: Vec<usize>,
+}
+
+/// Waiting reasons that are a normal step of starting a container.
+const STARTING: [&str; 2] = ["ContainerCreating", "PodInitializing"];
+
+/// `kubectl get` STATUS values of healthy or transitional objects.
+const HEALTHY_STATUS: [&str; 16] = [
+    "Running",
+    "Completed",
+    "Succeeded",
+    "ContainerCreating",
+    "PodInitializing",
+    "Terminating",
+    "Ready",
+    "ready",
+    "Active",
+    "Bound",
+    "RUNNING",
+    "SUCCEEDED",
+    "Complete",
+    "Running,SchedulingDisabled",
+    "Healthy",
+    "Available",
+];
+
+/// Warning event reasons that are failures when nothing resolves them later.
+const FAILING_EVENT_REASONS: [&str; 22] = [
+    "FailedCreate",
+    "FailedCreatePodSandBox",
+    "FailedMount",
+    "FailedAttachVolume",
+    "FailedScheduling",
+    "Failed",
+    "BackOff",
+    "Evicted",
+    "OOMKilling",
+    "Unhealthy",
+    "FailedKillPod",
+    "NetworkNotReady",
+    "FailedCreateHeadPod",
+    "FailedCreateWorkerPod",
+    "FailedToCreateRayCluster",
+    "InvalidRayClusterSpec",
+    "InvalidRayJobSpec",
+    "InvalidRayServiceSpec",
+    "FailedToUpdateServeApplications",
+    "ServiceUnhealthy",
+    "FailedPostStartHook",
+    "FailedPreStopHook",
+];
+
+/// Normal event reasons that show an object made progress after a warning.
+const PROGRESS_REASONS: [&str; 8] = [
+    "Scheduled",
+    "Started",
+    "Pulled",
+    "Created",
+    "SuccessfulCreate",
+    "TriggeredScaleUp",
+    "Running",
+    "Ready",
+];
+
+fn is_fact_kind(kind: SourceKind) -> bool {
+    kind.as_str().starts_with("describe_")
+        || matches!(kind, SourceKind::KubeObject)
+        || kind.as_str() == "kube_table"
+}
+
+/// Every failing object in the timeline, in order of their first evidence.
+pub fn problems(events: &[Event]) -> Vec<Problem> {
+    let mut found: Vec<Problem> = Vec::new();
+    let mut healthy: BTreeSet<String> = BTreeSet::new();
+    // Conditions: (object, prefix `status.conditions[i]`) → (field → (value, event)).
+    let mut conditions: BTreeMap<(String, String), BTreeMap<String, (String, usize)>> =
+        BTreeMap::new();
+    // Job and CR status fields, per object.
+    let mut status: BTreeMap<String, BTreeMap<String, (String, usize)>> = BTreeMap::new();
+    for (idx, ev) in events.iter().enumerate() {
+        if !is_fact_kind(ev.kind) {
+            continue;
+        }
+        let (Some(object), Some(path)) = (ev.field("object"), ev.field("path")) else {
+            continue;
+        };
+        let value = ev.field("value").unwrap_or("").trim();
+        let leaf = path.rsplit('.').next().unwrap_or(path);
+        if let Some((prefix, field)) = condition_field(path) {
+            conditions
+                .entry((object.to_string(), prefix.to_string()))
+                .or_default()
+                .insert(field.to_string(), (value.to_string(), idx));
+            continue;
+        }
+        if path.starts_with("status.") || path == "status" {
+            status
+                .entry(object.to_string())
+                .or_default()
+                .insert(path.to_string(), (value.to_string(), idx));
+        }
+        // Containers: `…state.waiting.reason`, `…laststate.terminated.reason`, describe's
+        // `containers.<name>.state.reason`.
+        if leaf == "reason" && path.contains("state") && !value.is_empty() {
+            let container = container_of(path);
+            let last = path.contains("laststate") || path.contains("lastterminationstate");
+            if value == "Completed" || STARTING.contains(&value) {
+                continue;
+            }
+            // A past exit with a plain error is weak on its own (a worker restarted when the
+            // head did); a past OOM kill is not.
+            let hard = !last || value == "OOMKilled";
+            let when = if last { "last terminated" } else { "is" };
+            found.push(Problem {
+                object: object.to_string(),
+                state: format!("container {container} {when} {value}"),
+                reason: value.to_string(),
+                hard,
+                evidence: vec![idx],
+            });
+            continue;
+        }
+        if leaf == "running"
+            || path.ends_with("state.running.startedat")
+            || (path == "status" || path.ends_with(".state")) && value == "Running"
+        {
+            healthy.insert(object.to_string());
+        }
+        if path == "get.status" {
+            let ready_short = ev.field("ready").is_some_and(not_all_ready);
+            if HEALTHY_STATUS.contains(&value) && !(value == "Running" && ready_short) {
+                healthy.insert(object.to_string());
+                continue;
+            }
+            if value.is_empty() || value.starts_with("Init:") && value[5..].contains('/') {
+                continue;
+            }
+            let (state, hard) = if value == "Running" {
+                (
+                    format!(
+                        "Running but not ready ({})",
+                        ev.field("ready").unwrap_or("")
+                    ),
+                    false,
+                )
+            } else {
+                (format!("STATUS {value}"), value != "Pending")
+            };
+            found.push(Problem {
+                object: object.to_string(),
+                state,
+                reason: value.trim_start_matches("Init:").to_string(),
+                hard,
+                evidence: vec![idx],
+            });
+        }
+    }
+
+    for (object, fields) in &status {
+        let get = |p: &str| fields.get(p);
+        // Pod phase and reason (`status.phase`, describe's `status` and `reason`).
+        if let Some((v, i)) = get("status.phase") {
+            if v == "Running" || v == "Succeeded" {
+                healthy.insert(object.clone());
+            }
+            if v == "Failed" {
+                let reason = get("status.reason").map_or("Failed", |(r, _)| r.as_str());
+                let mut evidence = vec![*i];
+                evidence.extend(get("status.reason").map(|(_, i)| *i));
+                evidence.extend(get("status.message").map(|(_, i)| *i));
+                found.push(Problem {
+                    object: object.clone(),
+                    state: format!("phase Failed ({reason})"),
+                    reason: reason.to_string(),
+                    hard: true,
+                    evidence,
+                });
+            }
+        }
+        // RayCluster `status.state: failed` with `status.reason`.
+        if let Some((v, i)) = get("status.state") {
+            if v.eq_ignore_ascii_case("failed") {
+                let mut evidence = vec![*i];
+                let reason = get("status.reason").map(|(r, j)| {
+                    evidence.push(*j);
+                    r.clone()
+                });
+                found.push(Problem {
+                    object: object.clone(),
+                    state: format!(
+                        "state failed{}",
+                        reason
+                            .as_deref()
+                            .map_or(String::new(), |r| format!(": {r}"))
+                    ),
+                    reason: "Failed".to_string(),
+                    hard: true,
+                    evidence,
+                });
+            } else if v.eq_ignore_ascii_case("ready") {
+                healthy.insert(object.clone());
+            }
+        }
+        // RayJob `jobStatus: FAILED` / `jobDeploymentStatus: Failed`, with `message`.
+        for key in ["status.jobstatus", "status.jobdeploymentstatus"] {
+            if let Some((v, i)) = get(key) {
+                if v.eq_ignore_ascii_case("failed") {
+                    let mut evidence = vec![*i];
+                    let message = get("status.message").map(|(m, j)| {
+                        evidence.push(*j);
+                        m.clone()
+                    });
+                    let reason = get("status.reason").map(|(r, j)| {
+                        evidence.push(*j);
+                        r.clone()
+                    });
+                    found.push(Problem {
+                        object: object.clone(),
+                        state: format!(
+                            "{} {v}{}",
+                            if key.ends_with("jobstatus") {
+                                "jobStatus"
+                            } else {
+                                "jobDeploymentStatus"
+                            },
+                            message
+                                .or(reason.clone())
+                                .map_or(String::new(), |m| format!(": {m}"))
+                        ),
+                        reason: reason.unwrap_or_else(|| "JobFailed".to_string()),
+                        hard: true,
+                        evidence,
+                    });
+                    break;
+                }
+            }
+        }
+        // Serve applications and deployments that the RayService reports failing.
+        for (path, (v, i)) in fields {
+            if path.ends_with(".status")
+                && (path.contains("applicationstatuses") || path.contains("deploymentstatuses"))
+                && matches!(v.as_str(), "DEPLOY_FAILED" | "UNHEALTHY")
+            {
+                let base = &path[..path.len() - ".status".len()];
+                let mut evidence = vec![*i];
+                let message = fields.get(&format!("{base}.message")).map(|(m, j)| {
+                    evidence.push(*j);
+                    m.clone()
+                });
+                let name = base.rsplit('.').next().unwrap_or(base);
+                found.push(Problem {
+                    object: object.clone(),
+                    state: format!(
+                        "{name} {v}{}",
+                        message.map_or(String::new(), |m| format!(": {}", first_line(&m)))
+                    ),
+                    reason: v.clone(),
+                    hard: true,
+                    evidence,
+                });
+            }
+        }
+    }
+
+    for ((object, _), fields) in &conditions {
+        let get = |k: &str| fields.get(k);
+        let (Some((status, si)), Some((ctype, ti))) = (get("status"), get("type")) else {
+            continue;
+        };
+        let reason = get("reason").map(|(r, _)| r.as_str()).unwrap_or("");
+        let ready_type = ctype.ends_with("Ready") || ctype == "Ready";
+        if status == "True" && ready_type {
+            healthy.insert(object.clone());
+        }
+        let failing_reason = {
+            let r = reason.to_ascii_lowercase();
+            [
+                "fail",
+                "error",
+                "timeout",
+                "invalid",
+                "backoff",
+                "unhealthy",
+                "exceed",
+                "forbidden",
+            ]
+            .iter()
+            .any(|w| r.contains(w))
+        };
+        if status != "False" || !failing_reason {
+            continue;
+        }
+        let mut evidence = vec![*si, *ti];
+        evidence.extend(get("reason").map(|(_, i)| *i));
+        let message = get("message").map(|(m, i)| {
+            evidence.push(*i);
+            m.clone()
+        });
+        found.push(Problem {
+            object: object.clone(),
+            state: format!(
+                "condition {ctype}=False, reason {reason}{}",
+                message.map_or(String::new(), |m| format!(": {}", first_line(&m)))
+            ),
+            reason: reason.to_string(),
+            hard: true,
+            evidence,
+        });
+    }
+
+    found.extend(warning_events(events, &healthy));
+    found.retain(|p| relevant(&p.object, events) && !replaced(&p.object, &healthy));
+    for p in &mut found {
+        p.evidence.sort_unstable();
+        p.evidence.dedup();
+    }
+    found.sort_by(|a, b| a.evidence.first().cmp(&b.evidence.first()));
+    found
+}
+
+/// Warning events, grouped by object and reason, that no later progress of the same object
+/// resolved and whose object no fact shows healthy.
+fn warning_events(events: &[Event], healthy: &BTreeSet<String>) -> Vec<Problem> {
+    let mut groups: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
+    let mut progress: BTreeMap<String, Option<i64>> = BTreeMap::new();
+    for (idx, ev) in events.iter().enumerate() {
+        let (Some(kind), Some(reason)) = (ev.field("type"), ev.field("reason")) else {
+            continue;
+        };
+        let object = ev.field("object").unwrap_or("").to_string();
+        if kind == "Normal" && PROGRESS_REASONS.contains(&reason) {
+            let t = ev.ts.map(|t| t.micros);
+            let e = progress.entry(object.to_lowercase()).or_insert(t);
+            if t > *e {
+                *e = t;
+            }
+        }
+        if kind == "Warning" && FAILING_EVENT_REASONS.contains(&reason) {
+            groups
+                .entry((object, reason.to_string()))
+                .or_default()
+                .push(idx);
+        }
+    }
+    let mut out = Vec::new();
+    for ((object, reason), idxs) in groups {
+        if healthy.contains(&object) || healthy.iter().any(|h| same_object(h, &object)) {
+            continue;
+        }
+        let last_warning = idxs
+            .iter()
+            .filter_map(|&i| events[i].ts)
+            .map(|t| t.micros)
+            .max();
+        let resolved =
+            progress
+                .get(&object.to_lowercase())
+                .is_some_and(|p| match (p, last_warning) {
+                    (Some(p), Some(w)) => *p > w,
+                    (Some(_), None) | (None, _) => false,
+                });
+        if resolved {
+            continue;
+        }
+        let count: u64 = idxs
+            .iter()
+            .map(|&i| {
+                events[i]
+                    .field("count")
+                    .and_then(|c| c.parse::<u64>().ok())
+                    .unwrap_or(1)
+            })
+            .sum();
+        let message = first_line(&events[idxs[idxs.len() - 1]].message).to_string();
+        out.push(Problem {
+            object: object.clone(),
+            state: format!(
+                "Warning {reason}{}: {message}",
+                if count > 1 {
+                    format!(" ×{count}")
+                } else {
+                    String::new()
+                }
+            ),
+            reason,
+            hard: false,
+            evidence: idxs.into_iter().rev().take(3).collect(),
+        });
+    }
+    out
+}
+
+/// Whether the Ray objects of the bundle all report themselves healthy: at least one RayJob,
+/// RayService or RayCluster status is there, and every one says succeeded, ready or running.
+pub fn workload_healthy(events: &[Event]) -> bool {
+    let mut seen = false;
+    for ev in events.iter().filter(|e| is_fact_kind(e.kind)) {
+        let (Some(object), Some(path)) = (ev.field("object"), ev.field("path")) else {
+            continue;
+        };
+        let kind = object.split('/').next().unwrap_or("");
+        if !matches!(kind, "RayJob" | "RayService" | "RayCluster") {
+            continue;
+        }
+        let value = ev.field("value").unwrap_or("").trim();
+        let verdict = match path {
+            "status.jobstatus" | "jobstatus" => Some(matches!(value, "SUCCEEDED" | "RUNNING")),
+            "status.jobdeploymentstatus" | "jobdeploymentstatus" => {
+                Some(matches!(value, "Complete" | "Running"))
+            }
+            "status.state" | "state" if kind == "RayCluster" => {
+                Some(value.eq_ignore_ascii_case("ready"))
+            }
+            "status.servicestatus" | "servicestatus" => Some(value == "Running"),
+            _ => None,
+        };
+        match verdict {
+            Some(true) => seen = true,
+            Some(false) => return false,
+            None => {}
+        }
+    }
+    seen
+}
+
+/// A pod whose controller made a newer one that is healthy (a Job's retry, a ReplicaSet's
+/// replacement): `x-abc12` failed, `x-def34` runs. What it says is history.
+fn replaced(object: &str, healthy: &BTreeSet<String>) -> bool {
+    let Some(name) = object
+        .strip_prefix("Pod/")
+        .map(|r| r.rsplit('/').next().unwrap_or(r))
+    else {
+        return false;
+    };
+    let Some((base, _)) = name.rsplit_once('-') else {
+        return false;
+    };
+    healthy.iter().any(|h| {
+        let hn = h.rsplit('/').next().unwrap_or(h);
+        h.starts_with("Pod/") && hn != name && hn.rsplit_once('-').is_some_and(|(b, _)| b == base)
+    })
+}
+
+/// `pod/x` in an events table and `Pod/ns/x` in a describe are the same object.
+fn same_object(a: &str, b: &str) -> bool {
+    let name = |s: &str| s.rsplit('/').next().unwrap_or(s).to_ascii_lowercase();
+    let kind = |s: &str| s.split('/').next().unwrap_or(s).to_ascii_lowercase();
+    name(a) == name(b) && kind(a) == kind(b)
+}
+
+/// `status.conditions[2].reason` → (`status.conditions[2]`, `reason`).
+fn condition_field(path: &str) -> Option<(&str, &str)> {
+    let at = path.find("conditions[")?;
+    let close = path[at..].find(']')? + at;
+    let field = path.get(close + 2..)?;
+    (!field.contains('.')).then(|| (&path[..=close], field))
+}
+
+/// The container a state path names (`containers.ray-head.state.reason`), or its index.
+fn container_of(path: &str) -> String {
+    if let Some(rest) = path.strip_prefix("containers.") {
+        return rest.split('.').next().unwrap_or("?").to_string();
+    }
+    if let Some(rest) = path.strip_prefix("initcontainers.") {
+        return format!("init {}", rest.split('.').next().unwrap_or("?"));
+    }
+    let seg = path.split('.').find(|s| s.contains("containerstatuses["));
+    seg.map_or("?".to_string(), |s| s.replace("containerstatuses", "#"))
+}
+
+fn not_all_ready(ready: &str) -> bool {
+    match ready.split_once('/') {
+        Some((a, b)) => a.trim() != b.trim(),
+        None => false,
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+/// Objects of the Ray workload: named for Ray or KubeRay, or in a namespace where a Ray object
+/// lives; never `kube-system`.
+fn relevant(object: &str, events: &[Event]) -> bool {
+    let parts: Vec<&str> = object.split('/').collect();
+    let ns = if parts.len() == 3 { parts[1] } else { "" };
+    if ns == "kube-system" {
+        return false;
+    }
+    let name = parts.last().copied().unwrap_or("").to_ascii_lowercase();
+    let kind = parts.first().copied().unwrap_or("").to_ascii_lowercase();
+    if kind.starts_with("ray")
+        || ["ray", "head", "worker", "serve", "job", "submitter"]
+            .iter()
+            .any(|w| name.contains(w))
+    {
+        return true;
+    }
+    !ns.is_empty()
+        && events.iter().any(|e| {
+            e.field("object").is_some_and(|o| {
+                let p: Vec<&str> = o.split('/').collect();
+                p.len() == 3 && p[1] == ns && p[0].to_ascii_lowercase().starts_with("ray")
+            })
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Level, Timestamp, TsQuality};
+
+    fn fact(kind: SourceKind, object: &str, path: &str, value: &str) -> Event {
+        let mut e = Event::new(1, format!("{path}: {value}"));
+        e.kind = kind;
+        e.fields = vec![
+            ("object".into(), object.into()),
+            ("path".into(), path.into()),
+            ("value".into(), value.into()),
+        ];
+        e
+    }
+
+    fn event(kind: &str, reason: &str, object: &str, secs: i64) -> Event {
+        let mut e = Event::new(1, format!("{reason} happened"));
+        e.kind = SourceKind::KubeEvents;
+        e.level = if kind == "Warning" {
+            Level::Warning
+        } else {
+            Level::Info
+        };
+        e.ts = Some(Timestamp {
+            micros: secs * 1_000_000,
+            quality: TsQuality::Approximate,
+        });
+        e.fields = vec![
+            ("type".into(), kind.into()),
+            ("reason".into(), reason.into()),
+            ("object".into(), object.into()),
+        ];
+        e
+    }
+
+    #[test]
+    fn container_states_from_yaml_and_describe() {
+        let evs = vec![
+            fact(
+                SourceKind::KubeObject,
+                "Pod/ml/svc-raycluster-x-head-1",
+                "status.containerstatuses[0].state.waiting.reason",
+                "CrashLoopBackOff",
+            ),
+            fact(
+                SourceKind::DescribePod,
+                "Pod/ml/svc-raycluster-x-worker-2",
+                "containers.ray-worker.laststate.reason",
+                "OOMKilled",
+            ),
+            fact(
+                SourceKind::DescribePod,
+                "Pod/ml/svc-raycluster-x-worker-3",
+                "containers.ray-worker.state.reason",
+                "ContainerCreating",
+            ),
+            fact(
+                SourceKind::KubeObject,
+                "Pod/kube-system/coredns-1",
+                "status.containerstatuses[0].state.waiting.reason",
+                "CrashLoopBackOff",
+            ),
+        ];
+        let p = problems(&evs);
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert_eq!(p[0].reason, "CrashLoopBackOff");
+        assert!(p[1].hard && p[1].reason == "OOMKilled");
+    }
+
+    #[test]
+    fn failing_conditions_and_failed_jobs() {
+        let o = "RayService/ml/chat";
+        let evs = vec![
+            fact(
+                SourceKind::KubeObject,
+                o,
+                "status.conditions[0].type",
+                "Ready",
+            ),
+            fact(
+                SourceKind::KubeObject,
+                o,
+                "status.conditions[0].status",
+                "False",
+            ),
+            fact(
+                SourceKind::KubeObject,
+                o,
+                "status.conditions[0].reason",
+                "Initializing",
+            ),
+            fact(
+                SourceKind::KubeObject,
+                o,
+                "status.conditions[1].type",
+                "Ready",
+            ),
+            fact(
+                SourceKind::KubeObject,
+                o,
+                "status.conditions[1].status",
+                "False",
+            ),
+            fact(
+                SourceKind::KubeObject,
+                o,
+                "status.conditions[1].reason",
+                "InitializingTimeout",
+            ),
+            fact(
+                SourceKind::KubeObject,
+                "RayJob/ml/train",
+                "status.jobstatus",
+                "FAILED",
+            ),
+            fact(
+                SourceKind::KubeObject,
+                "RayJob/ml/train",
+                "status.message",
+                "Job entrypoint command failed with exit code 1",
+            ),
+        ];
+        let p = problems(&evs);
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert!(p.iter().any(|x| x.reason == "InitializingTimeout"));
+        assert!(p
+            .iter()
+            .any(|x| x.state.contains("exit code 1") && x.object == "RayJob/ml/train"));
+    }
+
+    #[test]
+    fn warnings_resolved_later_or_on_healthy_objects_are_quiet() {
+        let pod = "Pod/ml/svc-raycluster-x-worker-1";
+        let evs = vec![
+            event("Warning", "FailedScheduling", pod, 10),
+            event("Normal", "Scheduled", pod, 40),
+            event(
+                "Warning",
+                "FailedMount",
+                "Pod/ml/svc-raycluster-x-head-1",
+                50,
+            ),
+        ];
+        let p = problems(&evs);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!(p[0].reason, "FailedMount");
+        assert!(!p[0].hard);
+    }
+}
