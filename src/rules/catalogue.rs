@@ -118,6 +118,22 @@ pub const CATALOGUE: &[(&str, &str)] = &[
         "node_not_ready",
         "the node or cluster networking beneath Ray is broken",
     ),
+    (
+        "pod_creation_refused",
+        "the API server or an admission controller refuses to create a Ray pod",
+    ),
+    (
+        "operator_crash",
+        "the KubeRay operator process panics, loses its lease or cannot start",
+    ),
+    (
+        "autoscaler_infeasible_request",
+        "a resource request no worker group can ever satisfy",
+    ),
+    (
+        "autoscaler_error",
+        "the Ray autoscaler itself fails in its loop",
+    ),
 ];
 
 /// Is `id` a catalogue id?
