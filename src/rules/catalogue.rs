@@ -118,6 +118,23 @@ pub const CATALOGUE: &[(&str, &str)] = &[
         "node_not_ready",
         "the node or cluster networking beneath Ray is broken",
     ),
+    // More of the field: nodes, storage, Serve health, GCS FT
+    (
+        "replica_health_check_failed",
+        "Serve replicas start, then fail their health checks and are restarted",
+    ),
+    (
+        "gcs_ft_redis_unreachable",
+        "with GCS fault tolerance, the GCS cannot reach or log in to its Redis",
+    ),
+    (
+        "node_died",
+        "a Ray node (raylet) died or was marked dead under the cluster",
+    ),
+    (
+        "disk_full",
+        "a Ray node ran out of disk (/tmp/ray, spilling, logs)",
+    ),
 ];
 
 /// Is `id` a catalogue id?
