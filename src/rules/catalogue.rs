@@ -134,6 +134,36 @@ pub const CATALOGUE: &[(&str, &str)] = &[
         "autoscaler_error",
         "the Ray autoscaler itself fails in its loop",
     ),
+    // More of the field: nodes, storage, Serve health, GCS FT
+    (
+        "replica_health_check_failed",
+        "Serve replicas start, then fail their health checks and are restarted",
+    ),
+    (
+        "gcs_ft_redis_unreachable",
+        "with GCS fault tolerance, the GCS cannot reach or log in to its Redis",
+    ),
+    (
+        "node_died",
+        "a Ray node (raylet) died or was marked dead under the cluster",
+    ),
+    (
+        "disk_full",
+        "a Ray node ran out of disk (/tmp/ray, spilling, logs)",
+    ),
+    // Open world: what no rule names (`src/open_world/`); they rank below every other id.
+    (
+        "object_unhealthy",
+        "a Kubernetes object of the Ray workload reports itself failing",
+    ),
+    (
+        "component_exception",
+        "a Ray or KubeRay component raised, panicked or aborted",
+    ),
+    (
+        "unrecognised_error",
+        "error records no rule explains and healthy bundles do not show",
+    ),
 ];
 
 /// Is `id` a catalogue id?
