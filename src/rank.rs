@@ -310,33 +310,73 @@ fn evidence(tl: &Timeline, rules: &[Rule], rule: usize, r: &EvidenceRef) -> Opti
 }
 
 /// Shortens evidence text. A long multi-line record (a traceback) keeps its first and last
-/// lines, because the exception that explains it comes last; then the characters are capped.
+/// lines, because the exception that explains it comes last, and the innermost frames of code
+/// outside the standard library in between, because that is where it was raised; then the
+/// characters are capped, keeping the last line whole when it fits in half the cap.
 fn cut(text: &str, max: usize) -> String {
     const HEAD: usize = 3;
     const TAIL: usize = 3;
+    const FRAMES: usize = 2;
     let lines: Vec<&str> = text.lines().collect();
     let text = if lines.len() > HEAD + TAIL + 1 {
-        let mut kept: Vec<&str> = lines[..HEAD].to_vec();
-        let dropped = format!("  … {} lines …", lines.len() - HEAD - TAIL);
-        let mut s = kept.join("\n");
-        s.push('\n');
-        s.push_str(&dropped);
-        kept = lines[lines.len() - TAIL..].to_vec();
-        s.push('\n');
-        s.push_str(&kept.join("\n"));
-        s
+        let middle = &lines[HEAD..lines.len() - TAIL];
+        let frames: Vec<usize> = middle
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| is_code_frame(l))
+            .map(|(i, _)| i)
+            .collect();
+        let kept: Vec<usize> = frames.iter().rev().take(FRAMES).rev().copied().collect();
+        let mut out: Vec<String> = lines[..HEAD].iter().map(|l| l.to_string()).collect();
+        let mut next = 0usize;
+        for &i in &kept {
+            if i > next {
+                out.push(format!("  … {} lines …", i - next));
+            }
+            out.push(middle[i].to_string());
+            next = i + 1;
+        }
+        if middle.len() > next {
+            out.push(format!("  … {} lines …", middle.len() - next));
+        }
+        out.extend(lines[lines.len() - TAIL..].iter().map(|l| l.to_string()));
+        out.join("\n")
     } else {
         text.to_string()
     };
     if text.chars().count() <= max {
         return text;
     }
-    // Keep the end of the last line too: cut the middle.
     let chars: Vec<char> = text.chars().collect();
+    let last_start = text
+        .rfind('\n')
+        .map_or(0, |i| text[..i].chars().count() + 1);
+    let last_len = chars.len() - last_start;
+    if last_start > 0 && last_len <= max / 2 {
+        // Cut the lines before the last one in their middle, keep the last one whole.
+        let room = max - last_len;
+        let tail = room / 3;
+        let head = room - tail;
+        let mut s: String = chars[..head].iter().collect();
+        s.push_str(" … ");
+        s.extend(&chars[last_start - tail.min(last_start)..last_start]);
+        s.extend(&chars[last_start..]);
+        return s;
+    }
+    // Keep the end of the last line too: cut the middle.
     let tail = max / 3;
     let head = max - tail;
     let mut s: String = chars[..head].iter().collect();
     s.push_str(" … ");
     s.extend(&chars[chars.len() - tail..]);
     s
+}
+
+/// A Python frame line (`File "/app/model.py", line 42, in load`) of code outside the
+/// standard library.
+fn is_code_frame(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with("File \"")
+        && t.contains(", line ")
+        && (t.contains("-packages/") || !t.contains("/lib/python"))
 }

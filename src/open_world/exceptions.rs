@@ -16,6 +16,9 @@ pub struct Failure {
     pub frame: Option<String>,
     /// The record ends before the exception line.
     pub cut_off: bool,
+    /// Ray's packages the frames pass through (`autoscaler`, `serve`, `dashboard` …), which
+    /// say whose code it was when the file does not.
+    pub ray_parts: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,6 +83,7 @@ pub fn failures(
                             message: String::new(),
                             frame: None,
                             cut_off: true,
+                            ray_parts: Vec::new(),
                         },
                     ));
                     open.insert(ev.file, (out.len() - 1, ev.line));
@@ -103,15 +107,57 @@ pub fn failures(
         if let Some(f) = failure(msg) {
             open.remove(&ev.file);
             out.push((vec![idx], f));
+            continue;
+        }
+        // An exception line alone (`ValueError: …` as `ray start` printed it), in a text
+        // that has no levels.
+        if ev.level == crate::event::Level::Info && raw_text(ev.kind) {
+            if let Some((kind, message)) = exception_line(msg.lines().next().unwrap_or("")) {
+                out.push((
+                    vec![idx],
+                    Failure {
+                        shape: Shape::PythonTraceback,
+                        kind,
+                        message,
+                        frame: None,
+                        cut_off: false,
+                        ray_parts: Vec::new(),
+                    },
+                ));
+            }
         }
     }
     out
+}
+
+/// Texts without levels: stdout and stderr, a pasted file.
+fn raw_text(kind: crate::event::SourceKind) -> bool {
+    use crate::event::SourceKind as K;
+    matches!(
+        kind,
+        K::Worker | K::RayContainer | K::InitContainer | K::JobDriver | K::Unknown
+    )
 }
 
 /// Reads a failure out of one record's text, if it holds one.
 pub fn failure(text: &str) -> Option<Failure> {
     if let Some(at) = text.find(TRACEBACK) {
         return Some(python(&text[at + TRACEBACK.len()..]));
+    }
+    // A fragment pasted without its header: frames are enough to tell a traceback.
+    if text
+        .lines()
+        .filter(|l| frame_of(l.trim_start()).is_some())
+        .count()
+        >= 2
+    {
+        let mut f = python(text);
+        f.kind = if f.cut_off {
+            "Python traceback (a fragment)".to_string()
+        } else {
+            f.kind
+        };
+        return Some(f);
     }
     if let Some(f) = go_panic(text) {
         return Some(f);
@@ -122,15 +168,33 @@ pub fn failure(text: &str) -> Option<Failure> {
 fn python(after: &str) -> Failure {
     let lines: Vec<&str> = after.lines().filter(|l| !l.trim().is_empty()).collect();
     let mut frame = None;
+    let mut ray_frame = None;
+    let mut ray_parts: Vec<String> = Vec::new();
     let mut last_exception: Option<(String, String)> = None;
     let mut ended_in_frame = true;
     for (i, line) in lines.iter().enumerate() {
         let trimmed = line.trim_start();
         if let Some(f) = frame_of(trimmed) {
-            if !is_ray_or_runtime(&f.0) {
-                frame = Some(format!("{}:{} in {}", short_path(&f.0), f.1, f.2));
+            let shown = format!("{}:{} in {}", short_path(&f.0), f.1, f.2);
+            if let Some(part) = ray_part(&f.0) {
+                if !ray_parts.contains(&part) {
+                    ray_parts.push(part);
+                }
+                if !f.0.contains("/ray/_private/") && !f.0.contains("/ray/_raylet") {
+                    ray_frame = Some(shown);
+                }
+            } else if !is_ray_or_runtime(&f.0) {
+                frame = Some(shown);
             }
             ended_in_frame = true;
+            continue;
+        }
+        // A chained exception starts a new list of frames.
+        if trimmed.starts_with("During handling of the above exception")
+            || trimmed.starts_with("The above exception was the direct cause")
+        {
+            frame = None;
+            ray_frame = None;
             continue;
         }
         if let Some(exc) = exception_line(line) {
@@ -146,6 +210,8 @@ fn python(after: &str) -> Failure {
             ended_in_frame = true;
         }
     }
+    // Where no frame is outside Ray, the innermost frame of the Ray component's own code.
+    let frame = frame.or(ray_frame);
     match last_exception {
         Some((kind, message)) => Failure {
             shape: Shape::PythonTraceback,
@@ -153,6 +219,7 @@ fn python(after: &str) -> Failure {
             message,
             frame,
             cut_off: false,
+            ray_parts,
         },
         None => Failure {
             shape: Shape::PythonTraceback,
@@ -160,6 +227,7 @@ fn python(after: &str) -> Failure {
             message: String::new(),
             frame,
             cut_off: ended_in_frame,
+            ray_parts,
         },
     }
 }
@@ -187,6 +255,18 @@ fn is_ray_or_runtime(path: &str) -> bool {
         || p.contains("/uvicorn/")
         || p.contains("/fastapi/")
         || p.contains("/grpc/")
+}
+
+/// The Ray package a frame is in (`…/site-packages/ray/autoscaler/_private/x.py` →
+/// `autoscaler`).
+fn ray_part(path: &str) -> Option<String> {
+    let p = path.replace('\\', "/");
+    let at = p
+        .find("-packages/ray/")
+        .map(|i| i + "-packages/ray/".len())?;
+    let rest = &p[at..];
+    let part = rest.split('/').next().unwrap_or(rest);
+    Some(part.trim_end_matches(".py").to_string())
 }
 
 fn short_path(path: &str) -> String {
@@ -262,6 +342,7 @@ fn go_panic(text: &str) -> Option<Failure> {
         message,
         frame,
         cut_off: false,
+        ray_parts: Vec::new(),
     })
 }
 
@@ -274,6 +355,7 @@ fn cpp_fatal(text: &str) -> Option<Failure> {
                 message: line[i + "Check failed: ".len()..].trim().to_string(),
                 frame: cpp_location(line),
                 cut_off: false,
+                ray_parts: Vec::new(),
             });
         }
         if let Some(i) = line.find("*** SIG") {
@@ -284,6 +366,7 @@ fn cpp_fatal(text: &str) -> Option<Failure> {
                 message: "the process was killed by a fatal signal".to_string(),
                 frame: None,
                 cut_off: false,
+                ray_parts: Vec::new(),
             });
         }
     }

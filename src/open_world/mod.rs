@@ -491,6 +491,18 @@ fn exception_catalogue_id(f: &exceptions::Failure, kind: SourceKind) -> Option<&
     if f.kind.contains("OutOfMemoryError") {
         return Some("oom_killed");
     }
+    // The Ray autoscaler (its sidecar, `monitor.py`, or the legacy operator's monitor).
+    if kind == SourceKind::Autoscaler
+        || f.ray_parts
+            .iter()
+            .any(|p| p == "autoscaler" || p == "ray_operator")
+    {
+        return Some("autoscaler_error");
+    }
+    // A Go panic in the KubeRay operator's log: the process exits.
+    if f.shape == exceptions::Shape::GoPanic && kind == SourceKind::Operator {
+        return Some("operator_crash");
+    }
     if f.cut_off {
         return None;
     }
