@@ -1,10 +1,10 @@
 //! Which source a file is: `(path, first bytes) → SourceKind`.
 //!
 //! Content decides the grammar family (operator, Ray Python, Ray C++, Serve, describe, events
-//! table, Kubernetes object, raw output); the name only picks the member of that family
-//! (`dashboard_agent.log` and `monitor.log` share one grammar) and decides alone only when the
-//! content says nothing (an empty `raylet.err`). Invariant: reads no more than the sniff window
-//! and builds no events.
+//! table, other `kubectl get` table, Kubernetes object, raw output); the name only picks the
+//! member of that family (`dashboard_agent.log` and `monitor.log` share one grammar) and
+//! decides alone only when the content says nothing (an empty `raylet.err`). Invariant: reads
+//! no more than the sniff window and builds no events.
 
 use std::sync::LazyLock;
 
