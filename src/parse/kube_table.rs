@@ -302,9 +302,8 @@ fn age_secs(cell: &str) -> Option<Option<i64>> {
 /// `.`, `/`.
 fn name_like(s: &str) -> bool {
     !s.is_empty()
-        && s.chars().all(|c| {
-            c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '.' | '/' | ':')
-        })
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '.' | '/'))
 }
 
 /// `1/2`.
