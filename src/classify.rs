@@ -1,16 +1,18 @@
 //! Which source a file is: `(path, first bytes) → SourceKind`.
 //!
 //! Content decides the grammar family (operator, Ray Python, Ray C++, Serve, describe, events
-//! table, Kubernetes object, raw output); the name only picks the member of that family
-//! (`dashboard_agent.log` and `monitor.log` share one grammar) and decides alone only when the
-//! content says nothing (an empty `raylet.err`). Invariant: reads no more than the sniff window
-//! and builds no events.
+//! table, other `kubectl get` table, Kubernetes object, raw output); the name only picks the
+//! member of that family (`dashboard_agent.log` and `monitor.log` share one grammar) and
+//! decides alone only when the content says nothing (an empty `raylet.err`). Invariant: reads
+//! no more than the sniff window and builds no events.
 
 use std::sync::LazyLock;
 
 use regex::Regex;
 
 use crate::event::SourceKind;
+use crate::parse::kube_events::{headerless_row, is_scaffold};
+use crate::parse::kube_table::{table_line, TableLine};
 use crate::parse::lines::{decode, split_lines, strip_envelope};
 
 /// How much of a file classification looks at.
@@ -28,6 +30,7 @@ enum Family {
     Serve(SourceKind),
     Describe(SourceKind),
     KubeEvents,
+    KubeTable,
     KubeObject,
     WaitGcs,
     WorkerMarkers,
@@ -68,7 +71,8 @@ fn re(pattern: &str) -> Regex {
 pub fn classify(path: &str, bytes: &[u8]) -> SourceKind {
     let window = &bytes[..bytes.len().min(SNIFF_BYTES)];
     let name = file_name(path).to_ascii_lowercase();
-    match sniff(window) {
+    let family = table_window(window, bytes.len() > window.len()).or_else(|| sniff(window));
+    match family {
         Some(family) => refine(family, &name, path),
         None => by_name(&name, path).unwrap_or(SourceKind::Unknown),
     }
@@ -137,6 +141,50 @@ fn sniff(window: &[u8]) -> Option<Family> {
         6 => Family::RayStart,
         _ => Family::Operator,
     })
+}
+
+/// Families decided by every line looked at: a `kubectl get` table (pods, nodes, Ray kinds;
+/// with or without its header) or an events table pasted without its header. Any other line
+/// (a log line, an error, a describe key) leaves the file to the other families, so a paste
+/// mixing a table with other text is not read as a table.
+fn table_window(window: &[u8], truncated: bool) -> Option<Family> {
+    let mut lines: Vec<String> = split_lines(window)
+        .map(|(_, raw)| decode(raw).trim_end().to_string())
+        .filter(|t| !t.trim().is_empty())
+        .take(SNIFF_LINES)
+        .collect();
+    if truncated && lines.len() > 1 {
+        // The window ends inside a line, which says nothing.
+        lines.pop();
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    let (mut header, mut rows, mut table) = (false, 0usize, true);
+    for line in &lines {
+        match table_line(line) {
+            TableLine::Header => header = true,
+            TableLine::Command => {}
+            TableLine::PodRow => rows += 1,
+            TableLine::NamedRow if header => rows += 1,
+            TableLine::NamedRow | TableLine::Other => {
+                table = false;
+                break;
+            }
+        }
+    }
+    if table && (header || rows > 0) {
+        return Some(Family::KubeTable);
+    }
+    let mut rows = 0usize;
+    for line in &lines {
+        if headerless_row(line).is_some() {
+            rows += 1;
+        } else if !is_scaffold(line) {
+            return None;
+        }
+    }
+    (rows > 0).then_some(Family::KubeEvents)
 }
 
 /// Families decided by one line: structured documents and tables.
@@ -277,6 +325,7 @@ fn refine(family: Family, name: &str, path: &str) -> SourceKind {
         }
         Family::Describe(kind) => kind,
         Family::KubeEvents => SourceKind::KubeEvents,
+        Family::KubeTable => SourceKind::KubeTable,
         Family::KubeObject => {
             if name == "version.yaml" || name == "metadata.json" {
                 SourceKind::BundleMeta
@@ -442,6 +491,66 @@ mod tests {
             "pod/stdout.log",
             "2022-03-16 11:28:26,348\tSUCC scripts.py:641 -- Ray runtime started.\n",
             "ray_container",
+        );
+    }
+
+    #[test]
+    fn get_tables() {
+        check(
+            "pods.txt",
+            "NAMESPACE   NAME                READY   STATUS    RESTARTS   AGE   IP           NODE    NOMINATED NODE   READINESS GATES\ndefault     rs-head-5xq8z       1/1     Running   0          8m    10.244.1.7   w1      <none>           <none>\n",
+            "kube_table",
+        );
+        check(
+            "ticket.txt",
+            "fruit-svc-raycluster-x2b9k-head-7nq4d   0/1     CrashLoopBackOff   5 (62s ago)   6m12s\nfruit-svc-raycluster-x2b9k-worker-small-7xk2p   1/1   Running   0   6m12s\n",
+            "kube_table",
+        );
+        check(
+            "nodes.txt",
+            "$ kubectl get nodes\nNAME     STATUS     ROLES    AGE   VERSION\nnode-1   NotReady   <none>   2d    v1.27.7\n",
+            "kube_table",
+        );
+        check(
+            "rc.txt",
+            "NAME                    DESIRED WORKERS   AVAILABLE WORKERS   STATUS   AGE\nsummarizer-raycluster   1                 1                   ready    41d\n",
+            "kube_table",
+        );
+        // A table mixed with other text stays unknown: its other lines need the line rules.
+        check(
+            "apply.txt",
+            "$ kubectl apply -f rs.yaml\nerror: resource mapping not found for name: \"x\"\n$ kubectl get rayclusters -n ml\nNAME   DESIRED WORKERS   AVAILABLE WORKERS   STATUS   AGE\n",
+            "unknown",
+        );
+        check(
+            "mixed.txt",
+            "rs-head-5xq8z   0/1   CrashLoopBackOff   5   6m\nTraceback (most recent call last):\n",
+            "unknown",
+        );
+        // A window cut inside its last row.
+        let mut big = String::from("NAME   READY   STATUS    RESTARTS   AGE\n");
+        while big.len() < SNIFF_BYTES + 100 {
+            big.push_str("rs-worker-abcde   1/1   Running   0   5m\n");
+        }
+        check("big.txt", &big[..SNIFF_BYTES + 10], "kube_table");
+    }
+
+    #[test]
+    fn events_without_header() {
+        check(
+            "ev.txt",
+            "5m          Warning   FailedScheduling   pod/rs-worker-fl4fm   0/3 nodes are available: 3 Insufficient cpu\n4m   Normal   Scheduled   pod/rs-worker-fl4fm   Successfully assigned default/rs-worker-fl4fm to n1\n",
+            "kube_events",
+        );
+        check(
+            "ev.txt",
+            "Events:\n  Type     Reason   Age                  From     Message\n  ----     ------   ----                 ----     -------\n  Warning  BackOff  62s (x21 over 5m50s)  kubelet  Back-off restarting failed container ray-head in pod rs-head_default(5b0c)\n",
+            "kube_events",
+        );
+        check(
+            "mixed.txt",
+            "  Warning  BackOff  62s (x21 over 5m50s)  kubelet  Back-off restarting failed container\nsome other line\n",
+            "unknown",
         );
     }
 

@@ -147,6 +147,8 @@ pub enum SourceKind {
     DescribeOther,
     /// `kubectl get events` table.
     KubeEvents,
+    /// Any other `kubectl get <kind>` table (pods, nodes, RayClusters, RayServices, RayJobs).
+    KubeTable,
     /// A Kubernetes object or List as YAML or JSON (including troubleshoot dumps).
     KubeObject,
     /// Bundle metadata (troubleshoot `version.yaml`, a generator's `metadata.json`).
@@ -156,7 +158,7 @@ pub enum SourceKind {
 }
 
 impl SourceKind {
-    pub const ALL: [SourceKind; 28] = [
+    pub const ALL: [SourceKind; 29] = [
         SourceKind::Operator,
         SourceKind::Dashboard,
         SourceKind::DashboardAgent,
@@ -182,6 +184,7 @@ impl SourceKind {
         SourceKind::DescribeNode,
         SourceKind::DescribeOther,
         SourceKind::KubeEvents,
+        SourceKind::KubeTable,
         SourceKind::KubeObject,
         SourceKind::BundleMeta,
         SourceKind::Unknown,
@@ -214,6 +217,7 @@ impl SourceKind {
             SourceKind::DescribeNode => "describe_node",
             SourceKind::DescribeOther => "describe_other",
             SourceKind::KubeEvents => "kube_events",
+            SourceKind::KubeTable => "kube_table",
             SourceKind::KubeObject => "kube_object",
             SourceKind::BundleMeta => "bundle_meta",
             SourceKind::Unknown => "unknown",

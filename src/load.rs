@@ -817,7 +817,7 @@ fn decode_utf16(bytes: &[u8]) -> Option<Vec<u8>> {
 fn whole_document(kind: SourceKind) -> bool {
     matches!(
         Format::of(kind),
-        Format::Describe | Format::KubeEvents | Format::KubeObject
+        Format::Describe | Format::KubeEvents | Format::KubeTable | Format::KubeObject
     )
 }
 

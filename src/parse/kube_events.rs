@@ -4,12 +4,16 @@
 //!
 //! Columns come from the header line, so any order and subset works; a file may hold several
 //! tables. Each row becomes one Kubernetes Event record timed by its last-seen age. Header
-//! lines are structural events, blank lines fold into the previous event, and a line outside
-//! any table (`No resources found …`) is a raw, unparsed event. This module does not read
+//! lines are structural events, blank lines fold into the previous event. Rows pasted
+//! without their header (`5m  Warning  FailedScheduling  pod/x  …`, or a describe `Events:`
+//! section's `Warning  BackOff  62s (x21 over 5m50s)  kubelet  …`) are read by their shape
+//! and keep the whole row in a `row` field; any other line outside a table
+//! (`No resources found …`) is a raw, unparsed event. This module does not read
 //! YAML or JSON events (`kube_object` does) nor describe `Events:` sections (`describe` does).
 
 use crate::event::Event;
 use crate::parse::lines::{decode, split_lines};
+use crate::parse::primitives::human_duration;
 use crate::parse::tree::{age_cell, Columns, EventRecord};
 use crate::parse::ParseOutput;
 
@@ -29,14 +33,165 @@ pub fn parse(input: &[u8], out: &mut ParseOutput) {
             out.events.push(Event::new(no, line.trim().to_string()));
             continue;
         }
-        match &columns {
-            Some(cols) => out.events.push(row(cols, &line).into_event(no, 1)),
-            None => {
-                out.unparsed_lines += 1;
-                out.events.push(Event::new(no, line.into_owned()));
-            }
+        if let Some(cols) = &columns {
+            out.events.push(row(cols, &line).into_event(no, 1));
+            continue;
+        }
+        if let Some(rec) = headerless_row(&line) {
+            out.events.push(rec.into_event(no, 1));
+        } else if is_scaffold(&line) {
+            out.events.push(Event::new(no, line.trim().to_string()));
+        } else {
+            out.unparsed_lines += 1;
+            out.events.push(Event::new(no, line.into_owned()));
         }
     }
+}
+
+/// The lines around a pasted describe `Events:` section that are not rows: `Events:`, its
+/// `Type  Reason  Age  From  Message` header and the `----` rule under it.
+pub fn is_scaffold(line: &str) -> bool {
+    let t = line.trim();
+    if t == "Events:" {
+        return true;
+    }
+    if t.starts_with("----") && t.chars().all(|c| c == '-' || c == ' ') {
+        return true;
+    }
+    let words: Vec<&str> = t.split_whitespace().collect();
+    words == ["Type", "Reason", "Age", "From", "Message"]
+}
+
+/// A row of an events table pasted without its header, in either shape people paste:
+/// `kubectl get events` (`[namespace]  5m  Warning  FailedScheduling  pod/x  message`) or a
+/// describe `Events:` section (`Warning  BackOff  62s (x21 over 5m50s)  kubelet  message`).
+/// The record keeps the whole row in `row`, since no header says what its cells are.
+pub fn headerless_row(line: &str) -> Option<EventRecord> {
+    let words = words(line);
+    let word = |i: usize| words.get(i).map_or("", |&(_, w)| w);
+    let rest = |i: usize| {
+        words
+            .get(i)
+            .and_then(|&(at, _)| line.get(at..))
+            .unwrap_or("")
+            .trim_end()
+    };
+    let is_type = |w: &str| w == "Normal" || w == "Warning";
+    let is_reason = |w: &str| {
+        w.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+            && w.chars().all(|c| c.is_ascii_alphanumeric())
+    };
+    let mut rec = if is_type(word(0)) && is_reason(word(1)) && is_age(word(2)) {
+        // Describe shape: the age may carry `(x21 over 5m50s)`, the source `, <host>`.
+        let mut i = 3;
+        let mut age_end = words.get(2).map_or(0, |&(at, w)| at + w.len());
+        if word(3).starts_with("(x") && word(4) == "over" && word(5).ends_with(')') {
+            age_end = words.get(5).map_or(age_end, |&(at, w)| at + w.len());
+            i = 6;
+        }
+        let age_start = words.get(2).map_or(0, |&(at, _)| at);
+        let age = line.get(age_start..age_end).unwrap_or("");
+        let mut from_end = i + 1;
+        if word(i).ends_with(',') && !word(i + 1).is_empty() {
+            from_end = i + 2;
+        }
+        let from = match (words.get(i), words.get(from_end - 1)) {
+            (Some(&(a, _)), Some(&(b, w))) => line.get(a..b + w.len()).unwrap_or(""),
+            _ => return None,
+        };
+        let parsed = age_cell(age);
+        let mut rec = EventRecord {
+            event_type: word(0).to_string(),
+            reason: word(1).to_string(),
+            message: rest(from_end).to_string(),
+            component: from.split(", ").next().unwrap_or(from).to_string(),
+            age: Some(age.to_string()),
+            last_seen_age_secs: parsed.last_secs,
+            first_seen_age_secs: parsed.first_secs.or(parsed.last_secs),
+            count: Some(parsed.count.unwrap_or(1).to_string()),
+            ..EventRecord::default()
+        };
+        if from.contains(", ") {
+            rec.extra.push(("source".to_string(), from.to_string()));
+        }
+        if let Some((name, namespace)) = pod_in_message(&rec.message) {
+            rec.object = format!("pod/{name}");
+            rec.object_kind = "pod".to_string();
+            rec.object_name = name.to_string();
+            rec.namespace = namespace.to_string();
+        }
+        rec
+    } else {
+        // `kubectl get events` shape, with `-A`'s namespace first or not.
+        let at = if is_age(word(0)) {
+            0
+        } else if is_age(word(1)) && !word(0).is_empty() {
+            1
+        } else {
+            return None;
+        };
+        let object = word(at + 3);
+        let object_ok = object
+            .split_once('/')
+            .is_some_and(|(k, n)| !k.is_empty() && !n.is_empty());
+        if !(is_type(word(at + 1)) && is_reason(word(at + 2)) && object_ok) {
+            return None;
+        }
+        let age = age_cell(word(at));
+        let (kind, name) = object.split_once('/').unwrap_or(("", ""));
+        EventRecord {
+            event_type: word(at + 1).to_string(),
+            reason: word(at + 2).to_string(),
+            message: rest(at + 4).to_string(),
+            namespace: if at == 1 { word(0) } else { "" }.to_string(),
+            object: object.to_string(),
+            object_kind: kind.to_string(),
+            object_name: name.to_string(),
+            age: Some(word(at).to_string()),
+            last_seen_age_secs: age.last_secs,
+            ..EventRecord::default()
+        }
+    };
+    rec.extra
+        .push(("row".to_string(), line.trim_end().to_string()));
+    Some(rec)
+}
+
+/// An age cell's first word: `5m`, `62s`, `<unknown>`, `<invalid>`.
+fn is_age(word: &str) -> bool {
+    word == "<unknown>" || word == "<invalid>" || matches!(human_duration(word), Ok(("", _)))
+}
+
+/// Words separated by white space, with their byte offsets.
+fn words(line: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    for (i, c) in line.char_indices() {
+        if c.is_whitespace() {
+            if let Some(s) = start.take() {
+                out.push((s, line.get(s..i).unwrap_or("")));
+            }
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, line.get(s..).unwrap_or("")));
+    }
+    out
+}
+
+/// The pod named by the kubelet's `… in pod <name>_<namespace>(<uid>)`.
+fn pod_in_message(message: &str) -> Option<(&str, &str)> {
+    let (_, after) = message.split_once(" in pod ")?;
+    let (pod, _) = after.split_once('(')?;
+    let (name, namespace) = pod.rsplit_once('_')?;
+    let ok = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
+    };
+    (ok(name) && ok(namespace)).then_some((name, namespace))
 }
 
 /// A header names at least `TYPE` and `REASON` (`LASTSEEN` without the space in old kubectl).
@@ -213,6 +368,39 @@ default     5m          Warning   BackOff   pod/rs-head-tfg82     spec.container
             "
 1 1 - info  [] LASTSEEN   FIRSTSEEN   COUNT     NAME             KIND      SUBOBJECT                   TYPE      REASON    SOURCE              MESSAGE
 2 1 age=60 warning kubelet [type=Warning reason=BackOff object=pod/rs-head-tfg82 object_kind=pod object_name=rs-head-tfg82 count=12 age=1m first_seen_age_secs=3600 field_path=spec.containers{ray-head} source=kubelet, node-1] Back-off restarting failed container",
+        );
+    }
+
+    #[test]
+    fn rows_without_header() {
+        check(
+            "5m          Warning   FailedScheduling   pod/rs-worker-fl4fm   0/3 nodes are available: 3 Insufficient cpu.  preemption: 0/3
+default   40s   Normal   Pulling   pod/rs-head-tfg82   Pulling image \"rayproject/ray:2.9.3\"
+No resources found in default namespace.",
+            "
+1 1 age=300 warning  [type=Warning reason=FailedScheduling object=pod/rs-worker-fl4fm object_kind=pod object_name=rs-worker-fl4fm age=5m row=5m          Warning   FailedScheduling   pod/rs-worker-fl4fm   0/3 nodes are available: 3 Insufficient cpu.  preemption: 0/3] 0/3 nodes are available: 3 Insufficient cpu.  preemption: 0/3
+2 1 age=40 info  [type=Normal reason=Pulling object=pod/rs-head-tfg82 object_kind=pod object_name=rs-head-tfg82 namespace=default age=40s row=default   40s   Normal   Pulling   pod/rs-head-tfg82   Pulling image \"rayproject/ray:2.9.3\"] Pulling image \"rayproject/ray:2.9.3\"
+3 1 - info  [] No resources found in default namespace.
+unparsed=1",
+        );
+    }
+
+    #[test]
+    fn describe_rows_without_header() {
+        check(
+            "Events:
+  Type     Reason     Age                   From               Message
+  ----     ------     ----                  ----               -------
+  Warning  BackOff    62s (x21 over 5m50s)   kubelet            Back-off restarting failed container ray-head in pod fruit-svc-raycluster-x2b9k-head-7nq4d_default(5b0c3e2e-6f1c-4b9e-9d55-0f2f1a7a3c11)
+  Normal   Pulled     3m                     kubelet, node-1    Container image \"rayproject/ray:2.9.3\" already present on machine
+  Warning  Unhealthy  27m (x476 over 72m)    kubelet  Readiness probe failed:",
+            "
+1 1 - info  [] Events:
+2 1 - info  [] Type     Reason     Age                   From               Message
+3 1 - info  [] ----     ------     ----                  ----               -------
+4 1 age=62 warning kubelet [type=Warning reason=BackOff object=pod/fruit-svc-raycluster-x2b9k-head-7nq4d object_kind=pod object_name=fruit-svc-raycluster-x2b9k-head-7nq4d namespace=default count=21 age=62s (x21 over 5m50s) first_seen_age_secs=350 row=  Warning  BackOff    62s (x21 over 5m50s)   kubelet            Back-off restarting failed container ray-head in pod fruit-svc-raycluster-x2b9k-head-7nq4d_default(5b0c3e2e-6f1c-4b9e-9d55-0f2f1a7a3c11)] Back-off restarting failed container ray-head in pod fruit-svc-raycluster-x2b9k-head-7nq4d_default(5b0c3e2e-6f1c-4b9e-9d55-0f2f1a7a3c11)
+5 1 age=180 info kubelet [type=Normal reason=Pulled count=1 age=3m first_seen_age_secs=180 source=kubelet, node-1 row=  Normal   Pulled     3m                     kubelet, node-1    Container image \"rayproject/ray:2.9.3\" already present on machine] Container image \"rayproject/ray:2.9.3\" already present on machine
+6 1 age=1620 warning kubelet [type=Warning reason=Unhealthy count=476 age=27m (x476 over 72m) first_seen_age_secs=4320 row=  Warning  Unhealthy  27m (x476 over 72m)    kubelet  Readiness probe failed:] Readiness probe failed:",
         );
     }
 

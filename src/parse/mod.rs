@@ -10,6 +10,7 @@ pub mod describe;
 pub mod generic;
 pub mod kube_events;
 pub mod kube_object;
+pub mod kube_table;
 pub mod lines;
 pub mod operator;
 pub mod primitives;
@@ -44,6 +45,7 @@ pub enum Format {
     Worker,
     Describe,
     KubeEvents,
+    KubeTable,
     KubeObject,
     Generic,
 }
@@ -70,6 +72,7 @@ impl Format {
             | K::DescribeNode
             | K::DescribeOther => Format::Describe,
             K::KubeEvents => Format::KubeEvents,
+            K::KubeTable => Format::KubeTable,
             K::KubeObject | K::BundleMeta => Format::KubeObject,
             K::Unknown => Format::Generic,
         }
@@ -87,6 +90,7 @@ pub fn parse(kind: SourceKind, input: &[u8]) -> ParseOutput {
         Format::Worker => worker::parse(input, &mut out),
         Format::Describe => describe::parse(input, &mut out),
         Format::KubeEvents => kube_events::parse(input, &mut out),
+        Format::KubeTable => kube_table::parse(input, &mut out),
         Format::KubeObject => kube_object::parse(input, &mut out),
         Format::Generic => generic::parse(input, &mut out),
     }

@@ -212,11 +212,23 @@ impl Columns {
     /// Reads a header line: at least two cells, each made of letters and single spaces and
     /// starting with an upper-case letter. Anything with a `:` is a key, not a header.
     pub fn from_header(line: &str) -> Option<Columns> {
+        Columns::read_header(line, false)
+    }
+
+    /// Reads the header of a `kubectl get` table, whose names may also hold a `-`
+    /// (`INTERNAL-IP`, `UP-TO-DATE`).
+    pub fn from_get_header(line: &str) -> Option<Columns> {
+        Columns::read_header(line, true)
+    }
+
+    fn read_header(line: &str, dashes: bool) -> Option<Columns> {
         let mut names = Vec::new();
         let mut starts = Vec::new();
         for (start, cell) in cells(line) {
             let first_upper = cell.chars().next().is_some_and(|c| c.is_ascii_uppercase());
-            let letters = cell.chars().all(|c| c.is_ascii_alphabetic() || c == ' ');
+            let letters = cell
+                .chars()
+                .all(|c| c.is_ascii_alphabetic() || c == ' ' || (dashes && c == '-'));
             if !first_upper || !letters {
                 return None;
             }
