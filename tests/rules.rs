@@ -1,5 +1,6 @@
 //! Every rule against its own fixtures: `tests/fixtures/rules/<CODE>/fires` must make it fire
-//! (the rendering is snapshotted), `…/quiet` holds near-misses and must not.
+//! (the rendering is snapshotted), so must `…/thin` (one file holding only the decisive line),
+//! and `…/quiet` holds near-misses and must not.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -46,6 +47,20 @@ fn render_findings(code: &str, dir: &std::path::Path) -> String {
 #[test]
 fn rules_fire_on_their_fixtures() {
     insta::glob!("fixtures/rules/*/fires", |dir| {
+        let code = dir
+            .parent()
+            .and_then(|p| p.file_name())
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        let text = render_findings(code, dir);
+        assert!(!text.is_empty(), "{code} did not fire on {}", dir.display());
+        insta::assert_snapshot!(text);
+    });
+}
+
+#[test]
+fn rules_fire_on_their_thin_fixtures() {
+    insta::glob!("fixtures/rules/*/thin", |dir| {
         let code = dir
             .parent()
             .and_then(|p| p.file_name())

@@ -234,10 +234,17 @@ fn evaluate(
     end: Option<Micros>,
     events: &[Event],
 ) -> Option<Finding> {
-    for alternative in &rule.when {
+    // Every block that holds is a candidate; the one whose own confidence (or the rule's) is
+    // highest wins, ties going to the earlier block.
+    let mut best: Option<(f64, Finding)> = None;
+    for block in &rule.when {
+        let base = block.confidence.unwrap_or(rule.confidence);
+        if best.as_ref().is_some_and(|(b, _)| *b >= base) {
+            continue;
+        }
         let mut evidence: Vec<EvidenceRef> = Vec::new();
         let mut holds = true;
-        for clause in alternative {
+        for clause in &block.clauses {
             match check_clause(rule, clause, occ, end) {
                 Some(mut ev) => evidence.append(&mut ev),
                 None => {
@@ -249,7 +256,7 @@ fn evaluate(
         if !holds {
             continue;
         }
-        let mut confidence = rule.confidence;
+        let mut confidence = base;
         for boost in &rule.boosts {
             if let Some(s) = rule.signal_index(&boost.signal) {
                 if let Some(list) = occ.get(s).filter(|l| !l.is_empty()) {
@@ -273,15 +280,29 @@ fn evaluate(
         kinds.dedup();
         confidence += 0.04 * (kinds.len().saturating_sub(1) as f64).min(3.0);
         let confidence = (confidence.min(0.99) * 100.0).round() / 100.0;
-        let summary = fill_summary(rule, occ, &evidence, events);
-        return Some(Finding {
-            rule: r,
-            evidence,
-            confidence,
-            summary,
-        });
+        let template = block.summary.as_deref().unwrap_or(&rule.summary);
+        let mut summary = fill_summary(rule, template, occ, &evidence, events);
+        if let Some(note) = &block.note {
+            summary = with_note(&summary, note);
+        }
+        best = Some((
+            base,
+            Finding {
+                rule: r,
+                evidence,
+                confidence,
+                summary,
+            },
+        ));
     }
-    None
+    best.map(|(_, f)| f)
+}
+
+/// The summary with a block's note after it, so the reader sees what the finding rests on.
+fn with_note(summary: &str, note: &str) -> String {
+    let s = summary.trim_end();
+    let s = s.strip_suffix('.').unwrap_or(s);
+    format!("{s} ({note})")
 }
 
 /// Groups source kinds that are really one source seen twice (a describe and its YAML).
@@ -449,15 +470,16 @@ fn check_clause(
 }
 
 /// Fills `{count:sig}`, `{first:sig}`, `{last:sig}`, `{span:sig}`, `{key:sig}` and
-/// `{keys:sig}` in the rule's summary. Unknown placeholders are left as written.
+/// `{keys:sig}` in a summary template (the rule's, or the block's). Unknown placeholders are left as written.
 fn fill_summary(
     rule: &Rule,
+    template: &str,
     occ: &[Vec<Occurrence>],
     evidence: &[EvidenceRef],
     events: &[Event],
 ) -> String {
-    let mut out = String::with_capacity(rule.summary.len() + 32);
-    let mut rest = rule.summary.as_str();
+    let mut out = String::with_capacity(template.len() + 32);
+    let mut rest = template;
     while let Some(open) = rest.find('{') {
         out.push_str(&rest[..open]);
         let after = &rest[open + 1..];
@@ -559,5 +581,119 @@ pub fn human(micros: Micros) -> String {
         format!("{}m{:02}s", secs / 60, secs % 60)
     } else {
         format!("{}h{:02}m", secs / 3600, secs % 3600 / 60)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+    use crate::event::SourceKind;
+    use crate::rules::loader::load_rule;
+
+    const RULE: &str = r###"code = "TST001"
+id = "probe_failure"
+name = "test"
+severity = "error"
+confidence = 0.8
+title = "t"
+summary = "boom seen {count:thin} times."
+doc = "## What it detects\nx\n## Why it matters\nx\n## Evidence shown\nx\n## Remediation\nx\n## References\nx\n"
+
+[[signal]]
+name = "many"
+sources = ["operator"]
+text = ['boom']
+
+[[signal]]
+name = "thin"
+sources = ["operator", "unknown"]
+text = ['boom']
+
+[[signal]]
+name = "extra"
+text = ['bang']
+
+[[when]]
+all = [{ count = "many", at_least = 3 }]
+
+[[when]]
+all = [{ count = "thin", at_least = 1 }]
+confidence = 0.5
+note = "one line only"
+
+[[when]]
+all = [{ count = "extra", at_least = 2 }]
+confidence = 0.4
+summary = "bang twice: {count:extra}"
+
+[[boost]]
+signal = "extra"
+confidence = 0.1
+
+[[sample]]
+signal = "many"
+text = "boom"
+
+[[sample]]
+signal = "thin"
+text = "boom"
+
+[[sample]]
+signal = "extra"
+text = "bang"
+"###;
+
+    fn events(lines: &[(SourceKind, &str)]) -> Vec<Event> {
+        lines
+            .iter()
+            .enumerate()
+            .map(|(i, (kind, text))| {
+                let mut ev = Event::new(i as u32 + 1, *text);
+                ev.kind = *kind;
+                ev
+            })
+            .collect()
+    }
+
+    fn run(lines: &[(SourceKind, &str)]) -> Vec<Finding> {
+        let rule = load_rule("t.toml", RULE).unwrap();
+        Engine::new(vec![rule]).run(&events(lines))
+    }
+
+    #[test]
+    fn thin_block_sets_confidence_and_appends_note() {
+        let f = run(&[(SourceKind::Unknown, "boom")]);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].confidence, 0.5);
+        assert_eq!(f[0].summary, "boom seen 1 times (one line only)");
+    }
+
+    #[test]
+    fn boosts_add_to_a_block_confidence() {
+        let f = run(&[(SourceKind::Unknown, "boom"), (SourceKind::Unknown, "bang")]);
+        assert_eq!(f[0].confidence, 0.6);
+    }
+
+    #[test]
+    fn the_block_with_the_highest_confidence_wins() {
+        let k = SourceKind::Operator;
+        let f = run(&[(k, "boom"), (k, "boom"), (k, "boom")]);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].confidence, 0.8);
+        assert_eq!(f[0].summary, "boom seen 3 times.");
+    }
+
+    #[test]
+    fn a_block_summary_replaces_the_rule_summary() {
+        let k = SourceKind::Raylet;
+        let f = run(&[(k, "bang"), (k, "bang")]);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].summary, "bang twice: 2");
+    }
+
+    #[test]
+    fn no_block_holds_no_finding() {
+        assert!(run(&[(SourceKind::Raylet, "boom")]).is_empty());
     }
 }

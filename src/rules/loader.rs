@@ -12,7 +12,7 @@ use crate::parse::primitives::human_duration;
 use crate::rules::engine::signal_matches;
 use crate::rules::literal::required_literals;
 use crate::rules::{
-    Boost, Clause, Rule, RuleCode, Sample, Severity, Signal, SourceFilter, DOC_HEADINGS,
+    Boost, Clause, Rule, RuleCode, Sample, Severity, Signal, SourceFilter, When, DOC_HEADINGS,
 };
 
 /// A pattern file that cannot be used.
@@ -88,6 +88,12 @@ struct RawSignal {
 #[serde(deny_unknown_fields)]
 struct RawWhen {
     all: Vec<RawClause>,
+    #[serde(default)]
+    confidence: Option<f64>,
+    #[serde(default)]
+    summary: Option<String>,
+    #[serde(default)]
+    note: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -244,7 +250,32 @@ pub fn load_rule(origin: &str, text: &str) -> Result<Rule, LoadError> {
                 "needs at least one clause".into(),
             ));
         }
-        when.push(clauses);
+        if let Some(c) = w.confidence {
+            if !(c > 0.0 && c <= 1.0) {
+                return Err(err(
+                    &format!("when[{w_idx}].confidence"),
+                    format!("{c} is not in (0, 1]"),
+                ));
+            }
+        }
+        if w.note.as_deref().is_some_and(|n| n.trim().is_empty()) {
+            return Err(err(
+                &format!("when[{w_idx}].note"),
+                "must not be empty".into(),
+            ));
+        }
+        if w.summary.as_deref().is_some_and(|n| n.trim().is_empty()) {
+            return Err(err(
+                &format!("when[{w_idx}].summary"),
+                "must not be empty".into(),
+            ));
+        }
+        when.push(When {
+            clauses,
+            confidence: w.confidence,
+            summary: w.summary.as_ref().map(|n| n.trim().to_string()),
+            note: w.note.as_ref().map(|n| n.trim().to_string()),
+        });
     }
     if when.is_empty() {
         return Err(err(
@@ -277,7 +308,7 @@ pub fn load_rule(origin: &str, text: &str) -> Result<Rule, LoadError> {
     for s in &signals {
         let used = when
             .iter()
-            .flatten()
+            .flat_map(|w| &w.clauses)
             .any(|c| c.signals().contains(&s.name.as_str()))
             || boosts.iter().any(|b| b.signal == s.name);
         if !used {
@@ -604,4 +635,81 @@ fn compile_clause(c: &RawClause) -> Result<Clause, String> {
         });
     }
     Err("empty clause".into())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+
+    const DOC: &str = "## What it detects\\nx\\n## Why it matters\\nx\\n## Evidence shown\\nx\\n## Remediation\\nx\\n## References\\nx\\n";
+
+    fn rule_with(when: &str) -> String {
+        format!(
+            r#"code = "TST001"
+id = "probe_failure"
+name = "test"
+severity = "error"
+confidence = 0.8
+title = "t"
+summary = "s"
+doc = "{DOC}"
+
+[[signal]]
+name = "a"
+text = ['boom']
+
+[[sample]]
+signal = "a"
+text = "boom"
+
+{when}
+"#
+        )
+    }
+
+    #[test]
+    fn when_keys_are_optional() {
+        let r = load_rule("t.toml", &rule_with("[[when]]\nall = [{ count = \"a\" }]")).unwrap();
+        assert_eq!(r.when.len(), 1);
+        assert_eq!(r.when[0].confidence, None);
+        assert_eq!(r.when[0].note, None);
+    }
+
+    #[test]
+    fn when_confidence_and_note_load() {
+        let r = load_rule(
+            "t.toml",
+            &rule_with(
+                "[[when]]\nall = [{ count = \"a\" }]\nconfidence = 0.5\nnote = \" one pasted line only \"",
+            ),
+        )
+        .unwrap();
+        assert_eq!(r.when[0].confidence, Some(0.5));
+        assert_eq!(r.when[0].note.as_deref(), Some("one pasted line only"));
+    }
+
+    #[test]
+    fn when_confidence_out_of_range_is_refused() {
+        for bad in ["0.0", "1.5", "-0.2"] {
+            let e = load_rule(
+                "t.toml",
+                &rule_with(&format!(
+                    "[[when]]\nall = [{{ count = \"a\" }}]\nconfidence = {bad}"
+                )),
+            )
+            .unwrap_err();
+            assert_eq!(e.key, "when[0].confidence", "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn empty_when_note_is_refused() {
+        let e = load_rule(
+            "t.toml",
+            &rule_with("[[when]]\nall = [{ count = \"a\" }]\nnote = \"  \""),
+        )
+        .unwrap_err();
+        assert_eq!(e.key, "when[0].note");
+    }
 }

@@ -185,6 +185,21 @@ impl Clause {
     }
 }
 
+/// One `[[when]]` block: the clauses that must all hold, and optionally the confidence a
+/// finding made through this block carries (instead of the rule's), its own summary, and a
+/// note appended to the summary (which corroboration is missing, for a thin alternative).
+#[derive(Clone, Debug)]
+pub struct When {
+    pub clauses: Vec<Clause>,
+    /// Replaces the rule's base confidence for a finding made through this block.
+    pub confidence: Option<f64>,
+    /// Replaces the rule's summary for a finding made through this block (a thin block's
+    /// evidence lacks the signals the rule's summary counts).
+    pub summary: Option<String>,
+    /// Appended to the summary of a finding made through this block.
+    pub note: Option<String>,
+}
+
 /// A signal that, when present, raises the confidence of a finding.
 #[derive(Clone, Debug)]
 pub struct Boost {
@@ -222,8 +237,8 @@ pub struct Rule {
     pub remediation: Vec<String>,
     pub references: Vec<String>,
     pub signals: Vec<Signal>,
-    /// Alternatives: the rule fires when every clause of any one set holds.
-    pub when: Vec<Vec<Clause>>,
+    /// Alternatives: the rule fires when every clause of any one block holds.
+    pub when: Vec<When>,
     pub boosts: Vec<Boost>,
     pub samples: Vec<Sample>,
     /// Where the rule came from (`patterns/DSH004-….toml` or a user path).
