@@ -361,8 +361,12 @@ fn by_name(name: &str, path: &str) -> Option<SourceKind> {
         .trim_end_matches(|c: char| c.is_ascii_digit())
         .trim_end_matches('.');
     let in_serve = path.contains("/serve/") || path.starts_with("serve/");
+    let yaml = stem.ends_with(".yaml") || stem.ends_with(".yml");
     let kind = if in_serve && (stem.ends_with(".log") || stem.ends_with(".json")) {
         serve_kind(name)
+    } else if yaml && stem != "version.yaml" {
+        // `worker-pod-status.yaml` is an object someone saved, not a worker's output.
+        SourceKind::KubeObject
     } else if stem.starts_with("dashboard_agent") {
         SourceKind::DashboardAgent
     } else if stem.starts_with("dashboard") {

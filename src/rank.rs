@@ -299,12 +299,27 @@ fn evidence(tl: &Timeline, rules: &[Rule], rule: usize, r: &EvidenceRef) -> Opti
         }
         _ => ev.message.clone(),
     };
+    // What the signal matched must stay visible however long the record is.
+    // A match over several lines (a traceback's shape) is focused on its last line.
+    let focus = sig.text.iter().find_map(|re| re.find(&text)).map(|m| {
+        let start = text[m.start()..m.end()]
+            .trim_end_matches('\n')
+            .rfind('\n')
+            .map_or(m.start(), |i| m.start() + i + 1);
+        let end = text[m.end()..].find('\n').map_or(text.len(), |i| m.end() + i);
+        (start, m.end().min(end).max(start))
+    });
+    let short = cut(&text, EVIDENCE_TEXT_MAX);
+    let shown = match focus {
+        Some((a, b)) if !short.contains(&text[a..b]) => around(&text, a..b, EVIDENCE_TEXT_MAX),
+        _ => short,
+    };
     Some(Evidence {
         file: tl.file(ev.file).map_or(String::new(), |f| f.path.clone()),
         line: ev.line,
         ts: ev.ts.map(|t| format_rfc3339(t.micros)),
         source: ev.kind.as_str(),
-        text: cut(&text, EVIDENCE_TEXT_MAX),
+        text: shown,
         meaning: sig.description.clone(),
     })
 }
@@ -369,6 +384,32 @@ fn cut(text: &str, max: usize) -> String {
     let mut s: String = chars[..head].iter().collect();
     s.push_str(" … ");
     s.extend(&chars[chars.len() - tail..]);
+    s
+}
+
+/// Shortens `text` around `focus` (a byte range): the start of the record, then the matched
+/// part with some context, each cut marked.
+fn around(text: &str, focus: std::ops::Range<usize>, max: usize) -> String {
+    const HEAD: usize = 120;
+    let floor = |mut i: usize| {
+        while !text.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let context = max.saturating_sub(HEAD + focus.len()) / 2;
+    let from = floor(focus.start.saturating_sub(context).max(HEAD.min(focus.start)));
+    let to = floor((focus.end + context).min(text.len()));
+    let head = floor(HEAD.min(from));
+    let mut s = String::new();
+    s.push_str(&text[..head]);
+    if from > head {
+        s.push_str(" … ");
+    }
+    s.push_str(&text[from..to]);
+    if to < text.len() {
+        s.push_str(" …");
+    }
     s
 }
 

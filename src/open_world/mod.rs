@@ -61,6 +61,12 @@ pub fn sieve_alternatives() -> Vec<Vec<String>> {
     ]
     .iter()
     .map(|s| vec![s.to_string()])
+    // A traceback's frame line: fragments pasted without their header have only these.
+    .chain([vec![
+        "file ".to_string(),
+        ", line ".to_string(),
+        ", in ".to_string(),
+    ]])
     .collect()
 }
 
@@ -133,7 +139,8 @@ pub fn analyze(
             Some(id) if out.can_map(id) => {
                 let summary = format!(
                     "{} reports {} (in Kubernetes' own words; the rules that usually decide this found no more than this line)",
-                    p.object, p.state
+                    shown_object(&p.object),
+                    p.state
                 );
                 out.add_mapped(id, "OWD010", &p.evidence, summary, "the object's own state");
             }
@@ -144,7 +151,7 @@ pub fn analyze(
         let hard = generic_objects.iter().any(|p| p.hard);
         let mut listed: Vec<String> = generic_objects
             .iter()
-            .map(|p| format!("{}: {}", p.object, p.state))
+            .map(|p| format!("{}: {}", shown_object(&p.object), p.state))
             .collect();
         listed.dedup();
         let shown = listed
@@ -362,6 +369,15 @@ pub fn analyze(
     }
 }
 
+/// An object's name for a summary; a fragment without metadata has none.
+fn shown_object(object: &str) -> &str {
+    if object.is_empty() {
+        "a pasted object (no name in the fragment)"
+    } else {
+        object
+    }
+}
+
 /// First and last of a list (the first three when it is short).
 fn ends(idxs: &[usize]) -> Vec<usize> {
     match idxs.len() {
@@ -400,6 +416,8 @@ fn template_line(ev: &Event) -> String {
 /// WARNING was caught and handled.
 fn reports_failure(ev: &Event) -> bool {
     ev.level >= Level::Error
+        // A record its format's parser could not read (a pasted fragment) has no level.
+        || ev.raw_time.is_none() && ev.component.is_empty()
         || matches!(
             ev.kind,
             SourceKind::Worker

@@ -101,15 +101,22 @@ pub fn problems(events: &[Event]) -> Vec<Problem> {
         BTreeMap::new();
     // Job and CR status fields, per object.
     let mut status: BTreeMap<String, BTreeMap<String, (String, usize)>> = BTreeMap::new();
+    // Container state messages, by (object, the path they sit under).
+    let mut messages: BTreeMap<(String, String), usize> = BTreeMap::new();
     for (idx, ev) in events.iter().enumerate() {
         if !is_fact_kind(ev.kind) {
             continue;
         }
-        let (Some(object), Some(path)) = (ev.field("object"), ev.field("path")) else {
+        // A fragment pasted without its metadata has facts but no object.
+        let Some(path) = ev.field("path") else {
             continue;
         };
+        let object = ev.field("object").unwrap_or("");
         let value = ev.field("value").unwrap_or("").trim();
         let leaf = path.rsplit('.').next().unwrap_or(path);
+        if leaf == "message" && path.contains("state") {
+            messages.insert((object.to_string(), parent(path).to_string()), idx);
+        }
         if let Some((prefix, field)) = condition_field(path) {
             conditions
                 .entry((object.to_string(), prefix.to_string()))
@@ -332,6 +339,18 @@ pub fn problems(events: &[Event]) -> Vec<Problem> {
         });
     }
 
+    // A container state's message tells why (`toomanyrequests: …`, `exec format error`).
+    for p in &mut found {
+        let Some(&first) = p.evidence.first() else {
+            continue;
+        };
+        let Some(path) = events[first].field("path") else {
+            continue;
+        };
+        if let Some(&m) = messages.get(&(p.object.clone(), parent(path).to_string())) {
+            p.evidence.push(m);
+        }
+    }
     found.extend(warning_events(events, &healthy));
     found.retain(|p| relevant(&p.object, events) && !replaced(&p.object, &healthy));
     for p in &mut found {
@@ -472,6 +491,11 @@ fn same_object(a: &str, b: &str) -> bool {
     name(a) == name(b) && kind(a) == kind(b)
 }
 
+/// `a.b.reason` → `a.b`.
+fn parent(path: &str) -> &str {
+    path.rsplit_once('.').map_or("", |(p, _)| p)
+}
+
 /// `status.conditions[2].reason` → (`status.conditions[2]`, `reason`).
 fn condition_field(path: &str) -> Option<(&str, &str)> {
     let at = path.find("conditions[")?;
@@ -506,6 +530,10 @@ fn first_line(s: &str) -> &str {
 /// Objects of the Ray workload: named for Ray or KubeRay, or in a namespace where a Ray object
 /// lives; never `kube-system`.
 fn relevant(object: &str, events: &[Event]) -> bool {
+    if object.is_empty() {
+        // A fragment someone pasted into a Ray ticket.
+        return true;
+    }
     let parts: Vec<&str> = object.split('/').collect();
     let ns = if parts.len() == 3 { parts[1] } else { "" };
     if ns == "kube-system" {
