@@ -306,7 +306,9 @@ fn evidence(tl: &Timeline, rules: &[Rule], rule: usize, r: &EvidenceRef) -> Opti
             .trim_end_matches('\n')
             .rfind('\n')
             .map_or(m.start(), |i| m.start() + i + 1);
-        let end = text[m.end()..].find('\n').map_or(text.len(), |i| m.end() + i);
+        let end = text[m.end()..]
+            .find('\n')
+            .map_or(text.len(), |i| m.end() + i);
         (start, m.end().min(end).max(start))
     });
     let short = cut(&text, EVIDENCE_TEXT_MAX);
@@ -398,7 +400,12 @@ fn around(text: &str, focus: std::ops::Range<usize>, max: usize) -> String {
         i
     };
     let context = max.saturating_sub(HEAD + focus.len()) / 2;
-    let from = floor(focus.start.saturating_sub(context).max(HEAD.min(focus.start)));
+    let from = floor(
+        focus
+            .start
+            .saturating_sub(context)
+            .max(HEAD.min(focus.start)),
+    );
     let to = floor((focus.end + context).min(text.len()));
     let head = floor(HEAD.min(from));
     let mut s = String::new();

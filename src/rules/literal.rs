@@ -92,6 +92,29 @@ fn group_end(chars: &[char], open: usize) -> usize {
 }
 
 /// Is the element ending at `end` made optional by the quantifier after it?
+/// The width of a counted repetition (`{3}`, `{1,200}`, `{0,}`) at `at`, if one starts there.
+fn counted_repetition(chars: &[char], at: usize) -> Option<usize> {
+    if chars.get(at) != Some(&'{') {
+        return None;
+    }
+    let mut j = at + 1;
+    let digits = |j: &mut usize| {
+        let from = *j;
+        while chars.get(*j).is_some_and(char::is_ascii_digit) {
+            *j += 1;
+        }
+        *j > from
+    };
+    if !digits(&mut j) {
+        return None;
+    }
+    if chars.get(j) == Some(&',') {
+        j += 1;
+        digits(&mut j);
+    }
+    (chars.get(j) == Some(&'}')).then_some(j + 1 - at)
+}
+
 fn optional_after(chars: &[char], end: usize) -> bool {
     match chars.get(end) {
         Some('?') | Some('*') => true,
@@ -174,6 +197,15 @@ fn branch_set_and_runs(chars: &[char], depth: usize) -> (Option<Vec<String>>, Ve
             while i < chars.len() && matches!(chars[i], '?' | '*' | '+') {
                 i += 1;
             }
+            if let Some(w) = counted_repetition(chars, i) {
+                i += w;
+            }
+            continue;
+        }
+        // A counted repetition (`{1,200}`) repeats what came before; its digits are not text.
+        if let Some(w) = counted_repetition(chars, i) {
+            consider(vec![std::mem::take(&mut run)], &mut best);
+            i += w;
             continue;
         }
         let (lit, width) = match c {
@@ -283,6 +315,20 @@ mod tests {
     #[track_caller]
     fn check(pattern: &str, expect: &[&str]) {
         assert_eq!(required_literals(pattern), expect, "pattern {pattern:?}");
+    }
+
+    #[test]
+    fn counted_repetitions_are_not_text() {
+        check(r"Health check for .{1,200} failed:", &["health check for "]);
+        check(r"(ab|cd){2}xyz", &["xyz"]);
+        check(r"timeout: [^\n]{0,100}", &["timeout: "]);
+        assert_eq!(
+            required_conjunctions(r"Health check for .{1,200} failed: x"),
+            vec![vec![
+                "Health check for ".to_string(),
+                " failed: x".to_string()
+            ]]
+        );
     }
 
     #[test]
