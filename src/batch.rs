@@ -324,6 +324,9 @@ pub struct CauseLine {
 pub struct Outcome {
     pub line: Line,
     pub causes: Vec<(String, Severity)>,
+    /// Templates of error records no rule claimed and the baseline does not know, with their
+    /// counts (for the summary: the next rules to write).
+    pub unrecognised: Vec<(String, usize)>,
 }
 
 impl Outcome {
@@ -339,6 +342,7 @@ impl Outcome {
                 elapsed_ms: started.elapsed().as_millis() as u64,
             },
             causes: Vec::new(),
+            unrecognised: Vec::new(),
         }
     }
 }
@@ -402,6 +406,12 @@ fn analyse(input: &Input, ctx: &Context) -> Outcome {
             elapsed_ms: started.elapsed().as_millis() as u64,
         },
         causes: kept.iter().map(|c| (c.id.clone(), c.severity)).collect(),
+        unrecognised: report
+            .unrecognised
+            .iter()
+            .filter(|u| !u.known_noise)
+            .map(|u| (u.template.clone(), u.count))
+            .collect(),
     }
 }
 
@@ -598,7 +608,12 @@ struct Tally {
     causes: BTreeMap<String, (usize, Severity)>,
     /// Path and error of each failed bundle, in input order.
     failed: Vec<(String, String)>,
+    /// Unrecognised template → (bundles that had it, records in all).
+    templates: BTreeMap<String, (usize, usize)>,
 }
+
+/// Most unrecognised templates the summary lists.
+const SUMMARY_TEMPLATES: usize = 10;
 
 impl Tally {
     fn add(&mut self, o: &Outcome) {
@@ -622,6 +637,11 @@ impl Tally {
             e.0 += 1;
             e.1 = e.1.max(sev);
         }
+        for (template, count) in &o.unrecognised {
+            let e = self.templates.entry(template.clone()).or_default();
+            e.0 += 1;
+            e.1 += count;
+        }
     }
 
     fn write(&self, w: &mut dyn Write, skipped: usize, elapsed: Duration) -> io::Result<()> {
@@ -638,6 +658,18 @@ impl Tally {
         }
         if rows.is_empty() {
             writeln!(w, "(no cause in any bundle)")?;
+        }
+        if !self.templates.is_empty() {
+            // Where the next rule is: errors no rule explains, in the most bundles.
+            let mut templates: Vec<(&String, &(usize, usize))> = self.templates.iter().collect();
+            templates.sort_by(|a, b| (b.1 .0, b.1 .1).cmp(&(a.1 .0, a.1 .1)).then(a.0.cmp(b.0)));
+            writeln!(w, "\nunrecognised errors (bundles, records, template)")?;
+            for (template, (bundles, records)) in templates.iter().take(SUMMARY_TEMPLATES) {
+                writeln!(w, "  {bundles:>5}  {records:>7}  {template}")?;
+            }
+            if templates.len() > SUMMARY_TEMPLATES {
+                writeln!(w, "  … and {} more", templates.len() - SUMMARY_TEMPLATES)?;
+            }
         }
         if !self.failed.is_empty() {
             writeln!(w, "\nfailed bundles")?;
@@ -956,6 +988,7 @@ mod tests {
                 elapsed_ms: 0,
             },
             causes: vec![("some_cause".to_string(), Severity::Error)],
+            unrecognised: vec![("Lease lost for worker <*>".to_string(), 3)],
         }
     }
 
@@ -1059,6 +1092,10 @@ mod tests {
         assert_eq!(lines[1], "b_cause  critical        2");
         assert_eq!(lines[2], "a_cause  error           1");
         assert!(text.contains("failed bundles\n  x.tar.gz: not an archive\n"));
+        // The same unrecognised template in two bundles, three records each.
+        assert!(text.contains(
+            "unrecognised errors (bundles, records, template)\n      2        6  Lease lost for worker <*>\n"
+        ));
         assert!(text.contains("3 bundles: 2 ok, 1 error, 2 skipped as done; 0.0 MB in 1.0 s"));
     }
 }

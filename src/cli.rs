@@ -570,6 +570,17 @@ fn batch(args: BatchArgs) -> Result<ExitCode, Failure> {
     crate::batch::run(&cfg, &engine)
 }
 
+/// The rules' findings and the open world's below them, ranked into a report.
+pub fn rank_all(tl: &Timeline, engine: &Engine, elapsed_ms: u64) -> crate::rank::Report {
+    let mut findings = engine.run(&tl.events);
+    let open = crate::open_world::analyze(&tl.events, &engine.rules, &findings, baseline());
+    findings.extend(open.findings);
+    let rules: Vec<crate::rules::Rule> = engine.rules.iter().chain(&open.rules).cloned().collect();
+    let mut report = rank(tl, &rules, &findings, elapsed_ms);
+    report.unrecognised = open.unrecognised;
+    report
+}
+
 /// The healthy-noise baseline, parsed once.
 fn baseline() -> &'static crate::open_world::Baseline {
     static BASELINE: std::sync::OnceLock<crate::open_world::Baseline> = std::sync::OnceLock::new();
@@ -584,13 +595,7 @@ fn rank_timeline(
     fail_on: Severity,
     started: Instant,
 ) -> (Report, bool) {
-    let mut findings = engine.run(&tl.events);
-    let open = crate::open_world::analyze(&tl.events, &engine.rules, &findings, baseline());
-    findings.extend(open.findings);
-    let rules: Vec<crate::rules::Rule> = engine.rules.iter().chain(&open.rules).cloned().collect();
-    let elapsed = started.elapsed().as_millis() as u64;
-    let mut report = rank(tl, &rules, &findings, elapsed);
-    report.unrecognised = open.unrecognised;
+    let report = rank_all(tl, engine, started.elapsed().as_millis() as u64);
     let failing = report
         .causes
         .iter()
@@ -626,7 +631,9 @@ fn completions(args: CompletionsArgs) -> Result<ExitCode, Failure> {
 }
 
 fn rules_cmd(args: RulesArgs) -> Result<ExitCode, Failure> {
-    let rules = load_rules(args.patterns.as_deref())?;
+    let mut rules = load_rules(args.patterns.as_deref())?;
+    // The open world's generic findings are listed after the library's rules.
+    rules.extend(crate::open_world::generic_rules());
     let mut out = io::stdout().lock();
     match &args.code {
         None => {

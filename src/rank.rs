@@ -300,16 +300,25 @@ fn evidence(tl: &Timeline, rules: &[Rule], rule: usize, r: &EvidenceRef) -> Opti
         _ => ev.message.clone(),
     };
     // What the signal matched must stay visible however long the record is.
-    // A match over several lines (a traceback's shape) is focused on its last line.
+    // The focus is the whole line where the match ends (a match over several lines, a
+    // traceback's shape, ends on the line that decides it).
     let focus = sig.text.iter().find_map(|re| re.find(&text)).map(|m| {
-        let start = text[m.start()..m.end()]
-            .trim_end_matches('\n')
-            .rfind('\n')
-            .map_or(m.start(), |i| m.start() + i + 1);
-        let end = text[m.end()..]
-            .find('\n')
-            .map_or(text.len(), |i| m.end() + i);
-        (start, m.end().min(end).max(start))
+        let last = m.end().saturating_sub(1).max(m.start());
+        let start = text[..last].rfind('\n').map_or(0, |i| i + 1);
+        let end = text[m.end()..].find('\n').map_or(text.len(), |i| m.end() + i);
+        // A long line is narrowed to the match itself (its end, when that is long too).
+        let room = EVIDENCE_TEXT_MAX / 2;
+        if end - start <= room {
+            (start, end)
+        } else if m.end() - m.start() <= room {
+            (m.start(), m.end())
+        } else {
+            let mut from = m.end() - room;
+            while !text.is_char_boundary(from) {
+                from += 1;
+            }
+            (from, m.end())
+        }
     });
     let short = cut(&text, EVIDENCE_TEXT_MAX);
     let shown = match focus {
@@ -392,22 +401,19 @@ fn cut(text: &str, max: usize) -> String {
 /// Shortens `text` around `focus` (a byte range): the start of the record, then the matched
 /// part with some context, each cut marked.
 fn around(text: &str, focus: std::ops::Range<usize>, max: usize) -> String {
-    const HEAD: usize = 120;
+    // The record's first line, up to a limit: what the reader knows the record by.
+    let head_max = text.find('\n').unwrap_or(text.len()).min(240);
+    let head_max = head_max.min(focus.start);
     let floor = |mut i: usize| {
         while !text.is_char_boundary(i) {
             i -= 1;
         }
         i
     };
-    let context = max.saturating_sub(HEAD + focus.len()) / 2;
-    let from = floor(
-        focus
-            .start
-            .saturating_sub(context)
-            .max(HEAD.min(focus.start)),
-    );
+    let context = max.saturating_sub(head_max + focus.len()) / 2;
+    let from = floor(focus.start.saturating_sub(context).max(head_max));
     let to = floor((focus.end + context).min(text.len()));
-    let head = floor(HEAD.min(from));
+    let head = floor(head_max.min(from));
     let mut s = String::new();
     s.push_str(&text[..head]);
     if from > head {

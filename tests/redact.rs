@@ -193,6 +193,7 @@ fn planted() -> Planted {
         },
         inventory,
         timeline: None,
+        unrecognised: Vec::new(),
     };
     Planted { tl, report }
 }

@@ -681,7 +681,16 @@ fn synthetic(
     }
 }
 
-/// The three generic rules, with their documentation (also what `raysift rules` lists).
+/// The three generic rules as `raysift rules` lists them (at their usual severities).
+pub fn generic_rules() -> Vec<Rule> {
+    vec![
+        generic_rule(OBJECT_UNHEALTHY, Severity::Error),
+        generic_rule(COMPONENT_EXCEPTION, Severity::Error),
+        generic_rule(UNRECOGNISED_ERROR, Severity::Warning),
+    ]
+}
+
+/// One generic rule, with its documentation.
 pub fn generic_rule(id: &str, severity: Severity) -> Rule {
     let (code, title, signals, remediation, doc): (&str, &str, &[(&str, &str)], &[&str], &str) =
         match id {

@@ -37,6 +37,13 @@ pub fn report(path: &Path, rules: Vec<Rule>) -> Report {
     rank(&tl, &engine.rules, &findings, 0)
 }
 
+/// The whole analysis of a fully parsed bundle, open world included: what `analyze` reports.
+pub fn full_report(path: &Path) -> Report {
+    let tl = timeline(path, 1);
+    let engine = Engine::new(raysift::rules::library::builtin().expect("library loads"));
+    raysift::cli::rank_all(&tl, &engine, 0)
+}
+
 pub fn raysift(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_raysift"))
         .args(args)
