@@ -300,26 +300,34 @@ fn evidence(tl: &Timeline, rules: &[Rule], rule: usize, r: &EvidenceRef) -> Opti
         _ => ev.message.clone(),
     };
     // What the signal matched must stay visible however long the record is.
-    // The focus is the whole line where the match ends (a match over several lines, a
-    // traceback's shape, ends on the line that decides it).
-    let focus = sig.text.iter().find_map(|re| re.find(&text)).map(|m| {
-        let last = m.end().saturating_sub(1).max(m.start());
-        let start = text[..last].rfind('\n').map_or(0, |i| i + 1);
-        let end = text[m.end()..].find('\n').map_or(text.len(), |i| m.end() + i);
-        // A long line is narrowed to the match itself (its end, when that is long too).
-        let room = EVIDENCE_TEXT_MAX / 2;
-        if end - start <= room {
-            (start, end)
-        } else if m.end() - m.start() <= room {
-            (m.start(), m.end())
-        } else {
-            let mut from = m.end() - room;
-            while !text.is_char_boundary(from) {
-                from += 1;
+    // The focus is the whole line of the match.
+    // A match over several lines (a traceback's shape) is left to `cut`, which keeps the
+    // record's head, innermost frames and last lines.
+    let focus = sig
+        .text
+        .iter()
+        .find_map(|re| re.find(&text))
+        .filter(|m| !m.as_str().contains('\n'))
+        .map(|m| {
+            let last = m.end().saturating_sub(1).max(m.start());
+            let start = text[..last].rfind('\n').map_or(0, |i| i + 1);
+            let end = text[m.end()..]
+                .find('\n')
+                .map_or(text.len(), |i| m.end() + i);
+            // A long line is narrowed to the match itself (its end, when that is long too).
+            let room = EVIDENCE_TEXT_MAX / 2;
+            if end - start <= room {
+                (start, end)
+            } else if m.end() - m.start() <= room {
+                (m.start(), m.end())
+            } else {
+                let mut from = m.end() - room;
+                while !text.is_char_boundary(from) {
+                    from += 1;
+                }
+                (from, m.end())
             }
-            (from, m.end())
-        }
-    });
+        });
     let short = cut(&text, EVIDENCE_TEXT_MAX);
     let shown = match focus {
         Some((a, b)) if !short.contains(&text[a..b]) => around(&text, a..b, EVIDENCE_TEXT_MAX),

@@ -367,7 +367,16 @@ fn warning_events(events: &[Event], healthy: &BTreeSet<String>) -> Vec<Problem> 
     let mut groups: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
     let mut progress: BTreeMap<String, Option<i64>> = BTreeMap::new();
     for (idx, ev) in events.iter().enumerate() {
-        let (Some(kind), Some(reason)) = (ev.field("type"), ev.field("reason")) else {
+        // A row pasted without its header says its type by its level.
+        let pasted = ev.field("row").map(|_| {
+            if ev.level >= crate::event::Level::Warning {
+                "Warning"
+            } else {
+                "Normal"
+            }
+        });
+        let kind = ev.field("type").or(pasted);
+        let (Some(kind), Some(reason)) = (kind, ev.field("reason")) else {
             continue;
         };
         let object = ev.field("object").unwrap_or("").to_string();

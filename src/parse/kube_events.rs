@@ -38,7 +38,7 @@ pub fn parse(input: &[u8], out: &mut ParseOutput) {
             continue;
         }
         if let Some(rec) = headerless_row(&line) {
-            out.events.push(rec.into_event(no, 1));
+            out.events.push(headerless_event(rec, no));
         } else if is_scaffold(&line) {
             out.events.push(Event::new(no, line.trim().to_string()));
         } else {
@@ -155,6 +155,19 @@ pub fn headerless_row(line: &str) -> Option<EventRecord> {
     rec.extra
         .push(("row".to_string(), line.trim_end().to_string()));
     Some(rec)
+}
+
+/// A row pasted without its header, as an event: its type is told by the level alone (and
+/// the whole `row`), not by a `type` field, so that rules telling a full listing from a
+/// pasted tail (the thin alternatives, which skip events with a `type`) read it as the
+/// pasted line it is.
+fn headerless_event(mut rec: EventRecord, line: u32) -> Event {
+    let kind = std::mem::take(&mut rec.event_type);
+    let mut ev = rec.into_event(line, 1);
+    if kind == "Warning" {
+        ev.level = crate::event::Level::Warning;
+    }
+    ev
 }
 
 /// An age cell's first word: `5m`, `62s`, `<unknown>`, `<invalid>`.
