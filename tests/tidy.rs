@@ -58,6 +58,8 @@ fn every_catalogue_id_has_a_rule() {
     let missing: Vec<&str> = CATALOGUE
         .iter()
         .map(|(id, _)| *id)
+        // The open world's generic ids are reported by code, not by a pattern file.
+        .filter(|id| !raysift::open_world::is_generic(id))
         .filter(|id| !rules.iter().any(|r| r.id == *id))
         .collect();
     assert!(

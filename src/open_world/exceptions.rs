@@ -381,6 +381,7 @@ fn cpp_location(line: &str) -> Option<String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
 
@@ -423,6 +424,42 @@ FileNotFoundError: [Errno 2] No such file or directory: '/models/weights.pt'"#;
         assert!(f.cut_off);
         assert_eq!(f.frame.as_deref(), Some("app/serve_app.py:12 in <module>"));
         assert!(f.headline().contains("cut off"));
+    }
+
+    #[test]
+    fn a_traceback_told_one_line_a_record_is_put_back_together() {
+        // `kubectl logs --timestamps`: every line is a record; the sieve kept the header and
+        // the exception lines only.
+        let line = |no: u32, text: &str| {
+            let mut e = crate::event::Event::new(no, text);
+            e.kind = crate::event::SourceKind::Unknown;
+            e
+        };
+        let events = vec![
+            line(1, "Traceback (most recent call last):"),
+            line(8, "ConnectionRefusedError: [Errno 111] Connection refused"),
+            line(12, "Traceback (most recent call last):"),
+            line(18, "requests.exceptions.ConnectionError: HTTPConnectionPool(host='x', port=8265): Max retries exceeded"),
+            line(900, "ValueError: The configured object store size (10.24 GB) exceeds /dev/shm size (8.0 GB)."),
+        ];
+        let found = failures(&events, |_| true);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(found[0].0, vec![0, 1, 3]);
+        assert_eq!(found[0].1.kind, "ConnectionError");
+        assert!(!found[0].1.cut_off);
+        assert_eq!(found[1].1.kind, "ValueError");
+    }
+
+    #[test]
+    fn a_fragment_without_its_header_is_a_traceback() {
+        let text = "    self.run()\n  File \"/x/site-packages/ray/autoscaler/_private/kuberay/run_autoscaler.py\", line 48, in _run_autoscaler\n    _setup_logging()\n  File \"/x/site-packages/ray/autoscaler/_private/kuberay/run_autoscaler.py\", line 80, in _setup_logging\n    backup_count=5,";
+        let f = failure(text).unwrap();
+        assert!(f.cut_off);
+        assert_eq!(f.ray_parts, vec!["autoscaler".to_string()]);
+        assert_eq!(
+            f.frame.as_deref(),
+            Some("kuberay/run_autoscaler.py:80 in _setup_logging")
+        );
     }
 
     #[test]

@@ -535,14 +535,26 @@ fn exception_catalogue_id(f: &exceptions::Failure, kind: SourceKind) -> Option<&
     }
 }
 
+/// One id's finding as it is collected: (index into `rules`, evidence as (event, signal),
+/// confidence, summaries).
+type Entry = (usize, Vec<(usize, usize)>, f64, Vec<String>);
+
+/// What a generic rule says of itself: code, title, signals (name, meaning), remediation, doc.
+type GenericDoc = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static [&'static str],
+    &'static str,
+);
+
 /// Collects findings, one per id, and the synthetic rules they point at.
 struct Builder<'a> {
     library: &'a [Rule],
     fired: BTreeSet<&'a str>,
     decided: bool,
     rules: Vec<Rule>,
-    /// id → (index into `rules`, evidence (event, signal), confidence, summaries).
-    by_id: BTreeMap<&'static str, (usize, Vec<(usize, usize)>, f64, Vec<String>)>,
+    by_id: BTreeMap<&'static str, Entry>,
 }
 
 impl Builder<'_> {
@@ -692,7 +704,7 @@ pub fn generic_rules() -> Vec<Rule> {
 
 /// One generic rule, with its documentation.
 pub fn generic_rule(id: &str, severity: Severity) -> Rule {
-    let (code, title, signals, remediation, doc): (&str, &str, &[(&str, &str)], &[&str], &str) =
+    let (code, title, signals, remediation, doc): GenericDoc =
         match id {
             OBJECT_UNHEALTHY => (
                 "OWD001",
@@ -802,13 +814,16 @@ The KubeRay troubleshooting guide.
 ";
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
 
+    /// A record as a leveled log's parser gives it: with its time.
     fn log(kind: SourceKind, level: Level, text: &str) -> Event {
         let mut e = Event::new(1, text);
         e.kind = kind;
         e.level = level;
+        e.raw_time = Some(crate::event::RawTime::Utc(0));
         e
     }
 
@@ -828,6 +843,66 @@ mod tests {
         assert_eq!(rule.id, COMPONENT_EXCEPTION);
         assert!(ow.findings[0].summary.contains("ApiException: (403)"));
         assert!(ow.findings[0].summary.contains("the Ray autoscaler"));
+    }
+
+    fn operator_error(message: &str, error: &str) -> Event {
+        let mut e = log(SourceKind::Operator, Level::Error, message);
+        e.fields = vec![("error".to_string(), error.to_string())];
+        e
+    }
+
+    /// Each kind of healthy noise, in the words Ray and KubeRay really print, is quiet.
+    #[test]
+    fn known_healthy_noise_is_never_reported() {
+        let baseline = Baseline::builtin();
+        let kinds: Vec<(&str, Vec<Event>)> = vec![
+            (
+                "conflict retries",
+                vec![
+                    operator_error("Reconciler error", "Operation cannot be fulfilled on rayclusters.ray.io \"rayservice-sample-raycluster-qk7cz\": the object has been modified; please apply your changes to the latest version and try again"),
+                    operator_error("Failed to update RayService status", "Operation cannot be fulfilled on rayservices.ray.io \"rayservice-sample\": the object has been modified; please apply your changes to the latest version and try again"),
+                ],
+            ),
+            (
+                "not found after deletion",
+                vec![operator_error("Reconciler error", "rayclusters.ray.io \"raycluster-mini\" not found")],
+            ),
+            (
+                "start-up refusals",
+                vec![
+                    operator_error("Reconciler error", "Put \"http://rayservice-sample-raycluster-qk7cz-head-svc.default.svc.cluster.local:8265/api/serve/applications/\": dial tcp 10.96.20.14:8265: connect: connection refused"),
+                    operator_error("Failed to get job info", "GetJobInfo fail: {\"error\": \"Not Found\"}"),
+                ],
+            ),
+            (
+                "deprecation warnings",
+                vec![log(
+                    SourceKind::ServeController,
+                    Level::Warning,
+                    "The `num_replicas=\"auto\"` default config is deprecated and will be removed in a future version",
+                )],
+            ),
+            (
+                "metrics exporter hiccups",
+                vec![log(
+                    SourceKind::DashboardAgent,
+                    Level::Warning,
+                    "Export metrics to agent failed: grpc Unavailable, retrying",
+                )],
+            ),
+            (
+                "a caught exception logged below ERROR",
+                vec![log(
+                    SourceKind::ServeReplica,
+                    Level::Warning,
+                    "feature store lookup timed out, retrying once\nTraceback (most recent call last):\n  File \"/app/summarizer/app.py\", line 40, in lookup\nrequests.exceptions.ReadTimeout: read timeout=0.5",
+                )],
+            ),
+        ];
+        for (kind, events) in kinds {
+            let ow = analyze(&events, &[], &[], &baseline);
+            assert!(ow.findings.is_empty(), "{kind}: {:?}", ow.findings);
+        }
     }
 
     #[test]

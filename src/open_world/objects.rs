@@ -567,6 +567,7 @@ fn relevant(object: &str, events: &[Event]) -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
     use crate::event::{Level, Timestamp, TsQuality};

@@ -391,8 +391,8 @@ default     5m          Warning   BackOff   pod/rs-head-tfg82     spec.container
 default   40s   Normal   Pulling   pod/rs-head-tfg82   Pulling image \"rayproject/ray:2.9.3\"
 No resources found in default namespace.",
             "
-1 1 age=300 warning  [type=Warning reason=FailedScheduling object=pod/rs-worker-fl4fm object_kind=pod object_name=rs-worker-fl4fm age=5m row=5m          Warning   FailedScheduling   pod/rs-worker-fl4fm   0/3 nodes are available: 3 Insufficient cpu.  preemption: 0/3] 0/3 nodes are available: 3 Insufficient cpu.  preemption: 0/3
-2 1 age=40 info  [type=Normal reason=Pulling object=pod/rs-head-tfg82 object_kind=pod object_name=rs-head-tfg82 namespace=default age=40s row=default   40s   Normal   Pulling   pod/rs-head-tfg82   Pulling image \"rayproject/ray:2.9.3\"] Pulling image \"rayproject/ray:2.9.3\"
+1 1 age=300 warning  [reason=FailedScheduling object=pod/rs-worker-fl4fm object_kind=pod object_name=rs-worker-fl4fm age=5m row=5m          Warning   FailedScheduling   pod/rs-worker-fl4fm   0/3 nodes are available: 3 Insufficient cpu.  preemption: 0/3] 0/3 nodes are available: 3 Insufficient cpu.  preemption: 0/3
+2 1 age=40 info  [reason=Pulling object=pod/rs-head-tfg82 object_kind=pod object_name=rs-head-tfg82 namespace=default age=40s row=default   40s   Normal   Pulling   pod/rs-head-tfg82   Pulling image \"rayproject/ray:2.9.3\"] Pulling image \"rayproject/ray:2.9.3\"
 3 1 - info  [] No resources found in default namespace.
 unparsed=1",
         );
@@ -411,9 +411,9 @@ unparsed=1",
 1 1 - info  [] Events:
 2 1 - info  [] Type     Reason     Age                   From               Message
 3 1 - info  [] ----     ------     ----                  ----               -------
-4 1 age=62 warning kubelet [type=Warning reason=BackOff object=pod/fruit-svc-raycluster-x2b9k-head-7nq4d object_kind=pod object_name=fruit-svc-raycluster-x2b9k-head-7nq4d namespace=default count=21 age=62s (x21 over 5m50s) first_seen_age_secs=350 row=  Warning  BackOff    62s (x21 over 5m50s)   kubelet            Back-off restarting failed container ray-head in pod fruit-svc-raycluster-x2b9k-head-7nq4d_default(5b0c3e2e-6f1c-4b9e-9d55-0f2f1a7a3c11)] Back-off restarting failed container ray-head in pod fruit-svc-raycluster-x2b9k-head-7nq4d_default(5b0c3e2e-6f1c-4b9e-9d55-0f2f1a7a3c11)
-5 1 age=180 info kubelet [type=Normal reason=Pulled count=1 age=3m first_seen_age_secs=180 source=kubelet, node-1 row=  Normal   Pulled     3m                     kubelet, node-1    Container image \"rayproject/ray:2.9.3\" already present on machine] Container image \"rayproject/ray:2.9.3\" already present on machine
-6 1 age=1620 warning kubelet [type=Warning reason=Unhealthy count=476 age=27m (x476 over 72m) first_seen_age_secs=4320 row=  Warning  Unhealthy  27m (x476 over 72m)    kubelet  Readiness probe failed:] Readiness probe failed:",
+4 1 age=62 warning kubelet [reason=BackOff object=pod/fruit-svc-raycluster-x2b9k-head-7nq4d object_kind=pod object_name=fruit-svc-raycluster-x2b9k-head-7nq4d namespace=default count=21 age=62s (x21 over 5m50s) first_seen_age_secs=350 row=  Warning  BackOff    62s (x21 over 5m50s)   kubelet            Back-off restarting failed container ray-head in pod fruit-svc-raycluster-x2b9k-head-7nq4d_default(5b0c3e2e-6f1c-4b9e-9d55-0f2f1a7a3c11)] Back-off restarting failed container ray-head in pod fruit-svc-raycluster-x2b9k-head-7nq4d_default(5b0c3e2e-6f1c-4b9e-9d55-0f2f1a7a3c11)
+5 1 age=180 info kubelet [reason=Pulled count=1 age=3m first_seen_age_secs=180 source=kubelet, node-1 row=  Normal   Pulled     3m                     kubelet, node-1    Container image \"rayproject/ray:2.9.3\" already present on machine] Container image \"rayproject/ray:2.9.3\" already present on machine
+6 1 age=1620 warning kubelet [reason=Unhealthy count=476 age=27m (x476 over 72m) first_seen_age_secs=4320 row=  Warning  Unhealthy  27m (x476 over 72m)    kubelet  Readiness probe failed:] Readiness probe failed:",
         );
     }
 
