@@ -200,7 +200,7 @@ pub fn analyze(
         BTreeMap::new();
     for (idxs, f) in exceptions::failures(events, is_log_kind) {
         let first = &events[idxs[0]];
-        if !reports_failure(first) {
+        if !reports_failure(first) || stopped_on_purpose(&first.message) {
             continue;
         }
         let noise = templates::masked(&format!("{}: {}", f.kind, f.message));
@@ -426,6 +426,11 @@ fn reports_failure(ev: &Event) -> bool {
                 | SourceKind::JobDriver
                 | SourceKind::Unknown
         )
+}
+
+/// A process that reports it was told to stop (`ray stop`, a pod deletion) did not fail.
+fn stopped_on_purpose(text: &str) -> bool {
+    text.contains("Terminated with signal 15") || text.contains("terminated with signal 15")
 }
 
 /// Logs, as opposed to Kubernetes objects, describes and event tables.
