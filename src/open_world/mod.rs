@@ -80,6 +80,8 @@ pub struct Unrecognised {
     pub last: Option<String>,
     /// Whether the baseline of healthy bundles knows it (then it is never reported).
     pub known_noise: bool,
+    /// How much it stands out: level × volume × burstiness × timing (see [`score`]).
+    pub score: f64,
 }
 
 /// What the layer adds to a report.
@@ -311,14 +313,28 @@ pub fn analyze(
                     first: t.events.first().and_then(|&i| time(i)),
                     last: t.events.last().and_then(|&i| time(i)),
                     known_noise: known,
+                    score: 0.0,
                 },
                 t.events,
             )
         })
         .collect();
+    // State changes: Warning events and what the rules used as evidence, by time.
+    let mut changes: Vec<i64> = events
+        .iter()
+        .enumerate()
+        .filter(|(i, e)| {
+            claimed.contains(i) || e.kind == SourceKind::KubeEvents && e.level >= Level::Warning
+        })
+        .filter_map(|(_, e)| e.ts.map(|t| t.micros))
+        .collect();
+    changes.sort_unstable();
+    for (u, idxs) in &mut unrecognised {
+        u.score = score(events, idxs, &changes);
+    }
     unrecognised.sort_by(|a, b| {
-        b.0.level
-            .cmp(a.0.level)
+        b.0.score
+            .total_cmp(&a.0.score)
             .then(b.0.count.cmp(&a.0.count))
             .then(a.0.template.cmp(&b.0.template))
     });
@@ -376,6 +392,53 @@ fn shown_object(object: &str) -> &str {
     } else {
         object
     }
+}
+
+/// How much a template of error records stands out, rounded to hundredths: its level
+/// (critical 3, error 2), its volume (`ln(1 + count)`, so a storm does not drown a rare
+/// fatal line), its burstiness (1 plus the share of its records inside its busiest minute:
+/// errors that come at once tell an event, errors spread evenly tell a chronic condition)
+/// and its timing (× 1.5 when its first record comes up to ten minutes before a state change:
+/// a Warning event, or a line a rule used).
+pub fn score(events: &[Event], idxs: &[usize], changes: &[i64]) -> f64 {
+    const MINUTE: i64 = 60 * crate::event::MICROS_PER_SEC;
+    let level = idxs
+        .iter()
+        .map(|&i| events[i].level)
+        .max()
+        .unwrap_or(Level::Error);
+    let weight = if level >= Level::Critical { 3.0 } else { 2.0 };
+    let volume = (1.0 + idxs.len() as f64).ln();
+    let mut times: Vec<i64> = idxs
+        .iter()
+        .filter_map(|&i| events[i].ts.map(|t| t.micros))
+        .collect();
+    times.sort_unstable();
+    let mut busiest = 0usize;
+    let mut from = 0usize;
+    for (to, &t) in times.iter().enumerate() {
+        while t - times[from] > MINUTE {
+            from += 1;
+        }
+        busiest = busiest.max(to + 1 - from);
+    }
+    let burst = if times.is_empty() {
+        0.0
+    } else {
+        busiest as f64 / times.len() as f64
+    };
+    let timing = match times.first() {
+        Some(&first) => {
+            let at = changes.partition_point(|&c| c < first);
+            if changes.get(at).is_some_and(|&c| c - first <= 10 * MINUTE) {
+                1.5
+            } else {
+                1.0
+            }
+        }
+        None => 1.0,
+    };
+    (weight * volume * (1.0 + burst) * timing * 100.0).round() / 100.0
 }
 
 /// First and last of a list (the first three when it is short).
@@ -908,6 +971,32 @@ mod tests {
             let ow = analyze(&events, &[], &[], &baseline);
             assert!(ow.findings.is_empty(), "{kind}: {:?}", ow.findings);
         }
+    }
+
+    fn at(mut e: Event, secs: i64) -> Event {
+        e.ts = Some(crate::event::Timestamp {
+            micros: secs * 1_000_000,
+            quality: crate::event::TsQuality::Exact,
+        });
+        e
+    }
+
+    #[test]
+    fn bursts_near_a_state_change_and_fatal_records_score_higher() {
+        let err = |s: i64| at(log(SourceKind::Raylet, Level::Error, "x"), s);
+        // Four records in one minute against four spread over an hour.
+        let events: Vec<Event> = [0, 10, 20, 30, 0, 1200, 2400, 3600]
+            .iter()
+            .map(|&s| err(s))
+            .collect();
+        let burst = score(&events, &[0, 1, 2, 3], &[]);
+        let spread = score(&events, &[4, 5, 6, 7], &[]);
+        assert!(burst > spread, "{burst} vs {spread}");
+        // The same records five minutes before a Warning event.
+        assert!(score(&events, &[0, 1, 2, 3], &[300 * 1_000_000]) > burst);
+        // A fatal record outweighs an error one.
+        let fatal = vec![at(log(SourceKind::Raylet, Level::Critical, "x"), 0)];
+        assert!(score(&fatal, &[0], &[]) > score(&events, &[4], &[]));
     }
 
     #[test]

@@ -89,6 +89,7 @@ fn check_unique(rules: &[Rule]) -> Result<(), LoadError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::panic)]
 mod tests {
     /// The samples `builtin` does not run at start-up hold for every built-in rule.
     #[test]
