@@ -36,6 +36,12 @@ pub fn head(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
             Some(ev)
         }
         b'0'..=b'9' => text_head(line, samples),
+        // A driver's output interleaves the core worker's C++ records
+        // (`[2025-01-25 08:22:57,421 E 759 759] core_worker.cc:496: …`) with Python's: they
+        // start records of their own, never continue the Python record above them.
+        b'[' if line.as_bytes().get(1).is_some_and(u8::is_ascii_digit) => {
+            crate::parse::ray_cpp::head(line, samples)
+        }
         _ => None,
     }
 }
@@ -471,6 +477,19 @@ mod tests {
             "2024-03-25 21:30:20,999\tINFO utils.py:76 -- Run cmd[7] ['/tmp/x/bin/python', '-m', 'pip']",
             "1+1 N2024-03-25T21:30:20.999Z info utils.py {file=utils.py lineno=76} | Run cmd[7] ['/tmp/x/bin/python', '-m', 'pip']\n",
         );
+    }
+
+    #[test]
+    fn a_drivers_core_worker_records_start_records_of_their_own() {
+        // A driver's output as pasted in TinyZero issue 7 (a Ray 2.x driver).
+        let input = "2025-01-25 08:22:27,169 INFO worker.py:1841 -- Started a local Ray instance.\n[2025-01-25 08:22:57,421 E 759 759] core_worker.cc:496: Failed to register worker to Raylet: IOError: [RayletClient] Unable to register worker with raylet. Failed to read data from the socket: End of file worker_id=01000000ffffffffffffffffffffffffffffffffffffffffffffffff";
+        let mut out = ParseOutput::default();
+        parse(input.as_bytes(), &mut out);
+        assert_eq!(out.events.len(), 2);
+        assert_eq!(out.events[1].level, Level::Error);
+        assert!(out.events[1]
+            .message
+            .starts_with("Failed to register worker"));
     }
 
     #[test]
