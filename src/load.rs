@@ -815,10 +815,7 @@ fn decode_utf16(bytes: &[u8]) -> Option<Vec<u8>> {
 
 /// Formats whose meaning depends on the whole document (paths of facts, table headers).
 fn whole_document(kind: SourceKind) -> bool {
-    matches!(
-        Format::of(kind),
-        Format::Describe | Format::KubeEvents | Format::KubeTable | Format::KubeObject
-    )
+    Format::of(kind).is_kubernetes()
 }
 
 /// Lines parsed at the start of every file: the first time and the zone evidence.

@@ -131,7 +131,7 @@ pub fn failures(
 }
 
 /// Texts without levels: stdout and stderr, a pasted file.
-fn raw_text(kind: crate::event::SourceKind) -> bool {
+pub(crate) fn raw_text(kind: crate::event::SourceKind) -> bool {
     use crate::event::SourceKind as K;
     matches!(
         kind,

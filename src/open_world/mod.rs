@@ -457,7 +457,8 @@ fn times(n: usize) -> String {
     }
 }
 
-fn first_line(s: &str) -> &str {
+/// A record's first line.
+pub(crate) fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
 }
 
@@ -481,14 +482,7 @@ fn reports_failure(ev: &Event) -> bool {
     ev.level >= Level::Error
         // A record its format's parser could not read (a pasted fragment) has no level.
         || ev.raw_time.is_none() && ev.component.is_empty()
-        || matches!(
-            ev.kind,
-            SourceKind::Worker
-                | SourceKind::RayContainer
-                | SourceKind::InitContainer
-                | SourceKind::JobDriver
-                | SourceKind::Unknown
-        )
+        || exceptions::raw_text(ev.kind)
 }
 
 /// A process that reports it was told to stop (`ray stop`, a pod deletion) did not fail.
@@ -498,13 +492,7 @@ fn stopped_on_purpose(text: &str) -> bool {
 
 /// Logs, as opposed to Kubernetes objects, describes and event tables.
 fn is_log_kind(kind: SourceKind) -> bool {
-    let name = kind.as_str();
-    !(name.starts_with("describe_")
-        || matches!(
-            kind,
-            SourceKind::KubeObject | SourceKind::KubeEvents | SourceKind::BundleMeta
-        )
-        || name == "kube_table")
+    !crate::parse::Format::of(kind).is_kubernetes()
 }
 
 /// What to call the component that wrote an event.

@@ -9,6 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::event::{Event, SourceKind};
+use crate::open_world::first_line;
 
 /// One object that reports itself failing.
 #[derive(Clone, Debug)]
@@ -87,9 +88,9 @@ const PROGRESS_REASONS: [&str; 8] = [
 ];
 
 fn is_fact_kind(kind: SourceKind) -> bool {
-    kind.as_str().starts_with("describe_")
-        || matches!(kind, SourceKind::KubeObject)
-        || kind.as_str() == "kube_table"
+    use crate::parse::Format;
+    matches!(Format::of(kind), Format::Describe | Format::KubeTable)
+        || kind == SourceKind::KubeObject
 }
 
 /// Every failing object in the timeline, in order of their first evidence.
@@ -352,7 +353,8 @@ pub fn problems(events: &[Event]) -> Vec<Problem> {
         }
     }
     found.extend(warning_events(events, &healthy));
-    found.retain(|p| relevant(&p.object, events) && !replaced(&p.object, &healthy));
+    let namespaces = ray_namespaces(events);
+    found.retain(|p| relevant(&p.object, &namespaces) && !replaced(&p.object, &healthy));
     for p in &mut found {
         p.evidence.sort_unstable();
         p.evidence.dedup();
@@ -532,13 +534,21 @@ fn not_all_ready(ready: &str) -> bool {
     }
 }
 
-fn first_line(s: &str) -> &str {
-    s.lines().next().unwrap_or("")
+/// The namespaces where a Ray object (RayCluster, RayService, RayJob …) lives.
+fn ray_namespaces(events: &[Event]) -> BTreeSet<&str> {
+    events
+        .iter()
+        .filter_map(|e| e.field("object"))
+        .filter_map(|o| {
+            let p: Vec<&str> = o.split('/').collect();
+            (p.len() == 3 && p[0].to_ascii_lowercase().starts_with("ray")).then_some(p[1])
+        })
+        .collect()
 }
 
 /// Objects of the Ray workload: named for Ray or KubeRay, or in a namespace where a Ray object
-/// lives; never `kube-system`.
-fn relevant(object: &str, events: &[Event]) -> bool {
+/// lives (`ray_namespaces`); never `kube-system`.
+fn relevant(object: &str, ray_namespaces: &BTreeSet<&str>) -> bool {
     if object.is_empty() {
         // A fragment someone pasted into a Ray ticket.
         return true;
@@ -557,13 +567,7 @@ fn relevant(object: &str, events: &[Event]) -> bool {
     {
         return true;
     }
-    !ns.is_empty()
-        && events.iter().any(|e| {
-            e.field("object").is_some_and(|o| {
-                let p: Vec<&str> = o.split('/').collect();
-                p.len() == 3 && p[1] == ns && p[0].to_ascii_lowercase().starts_with("ray")
-            })
-        })
+    !ns.is_empty() && ray_namespaces.contains(ns)
 }
 
 #[cfg(test)]

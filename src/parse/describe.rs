@@ -22,7 +22,7 @@ use std::collections::HashSet;
 use crate::event::{format_rfc3339, Event};
 use crate::parse::lines::{cap_message, decode, split_lines};
 use crate::parse::primitives::rfc1123z;
-use crate::parse::tree::{age_cell, fact, join_path, norm_key, object_id, Columns, EventRecord};
+use crate::parse::tree::{fact, join_path, norm_key, object_id, Columns, EventRecord};
 use crate::parse::ParseOutput;
 
 pub fn parse(input: &[u8], out: &mut ParseOutput) {
@@ -508,23 +508,13 @@ impl Object {
                     .copied()
                     .unwrap_or("")
             };
-            let age = cell("Age");
-            let parsed = age_cell(age);
-            let from = cell("From");
-            let mut rec = EventRecord {
-                event_type: cell("Type").to_string(),
-                reason: cell("Reason").to_string(),
-                message: cell("Message").to_string(),
-                component: from.split(", ").next().unwrap_or(from).to_string(),
-                age: (!age.is_empty()).then(|| age.to_string()),
-                last_seen_age_secs: parsed.last_secs,
-                first_seen_age_secs: parsed.first_secs.or(parsed.last_secs),
-                count: Some(parsed.count.unwrap_or(1).to_string()),
-                ..EventRecord::default()
-            };
-            if from.contains(", ") {
-                rec.extra.push(("source".to_string(), from.to_string()));
-            }
+            let rec = EventRecord::describe_row(
+                cell("Type"),
+                cell("Reason"),
+                cell("Age"),
+                cell("From"),
+                cell("Message"),
+            );
             self.push(
                 no,
                 content,

@@ -99,21 +99,7 @@ pub fn headerless_row(line: &str) -> Option<EventRecord> {
             (Some(&(a, _)), Some(&(b, w))) => line.get(a..b + w.len()).unwrap_or(""),
             _ => return None,
         };
-        let parsed = age_cell(age);
-        let mut rec = EventRecord {
-            event_type: word(0).to_string(),
-            reason: word(1).to_string(),
-            message: rest(from_end).to_string(),
-            component: from.split(", ").next().unwrap_or(from).to_string(),
-            age: Some(age.to_string()),
-            last_seen_age_secs: parsed.last_secs,
-            first_seen_age_secs: parsed.first_secs.or(parsed.last_secs),
-            count: Some(parsed.count.unwrap_or(1).to_string()),
-            ..EventRecord::default()
-        };
-        if from.contains(", ") {
-            rec.extra.push(("source".to_string(), from.to_string()));
-        }
+        let mut rec = EventRecord::describe_row(word(0), word(1), age, from, rest(from_end));
         if let Some((name, namespace)) = pod_in_message(&rec.message) {
             rec.object = format!("pod/{name}");
             rec.object_kind = "pod".to_string();

@@ -51,6 +51,15 @@ pub enum Format {
 }
 
 impl Format {
+    /// Kubernetes text and objects (describe, events and `get` tables, YAML/JSON): their
+    /// meaning depends on the whole document, and they state facts rather than log records.
+    pub fn is_kubernetes(self) -> bool {
+        matches!(
+            self,
+            Format::Describe | Format::KubeEvents | Format::KubeTable | Format::KubeObject
+        )
+    }
+
     pub fn of(kind: SourceKind) -> Format {
         use SourceKind as K;
         match kind {

@@ -103,6 +103,34 @@ pub struct EventRecord {
 }
 
 impl EventRecord {
+    /// A row of a describe `Events:` section (`Type  Reason  Age  From  Message`), with its
+    /// header or pasted without it: the age may carry `(x21 over 5m50s)`, the source a host
+    /// after a comma (`kubelet, node-1`, kept whole as `source`).
+    pub fn describe_row(
+        event_type: &str,
+        reason: &str,
+        age: &str,
+        from: &str,
+        message: &str,
+    ) -> EventRecord {
+        let parsed = age_cell(age);
+        let mut rec = EventRecord {
+            event_type: event_type.to_string(),
+            reason: reason.to_string(),
+            message: message.to_string(),
+            component: from.split(", ").next().unwrap_or(from).to_string(),
+            age: (!age.is_empty()).then(|| age.to_string()),
+            last_seen_age_secs: parsed.last_secs,
+            first_seen_age_secs: parsed.first_secs.or(parsed.last_secs),
+            count: Some(parsed.count.unwrap_or(1).to_string()),
+            ..EventRecord::default()
+        };
+        if from.contains(", ") {
+            rec.extra.push(("source".to_string(), from.to_string()));
+        }
+        rec
+    }
+
     /// The timeline event: `kind = KubeEvents`, level from the type, time from the object's
     /// timestamps or else the last-seen age.
     pub fn into_event(self, line: u32, n_lines: u32) -> Event {
