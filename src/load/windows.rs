@@ -1,0 +1,226 @@
+//! The windowed parse of a sieved stretch of a file: only the records around the sieve's hits,
+//! the file's head (first time, zone evidence) and its tail (last time) are parsed.
+
+use super::count_lines;
+use crate::diag::Diagnostic;
+use crate::event::{Event, Micros, SourceKind};
+use crate::parse::{self, ParseOutput};
+use crate::rules::sieve::{Hit, Sieve, LOOKAHEAD_LINES, LOOKBACK_LINES};
+
+/// Lines parsed at the start of every file: the first time and the zone evidence.
+pub(super) const HEAD_LINES: usize = 2000;
+/// Lines parsed at the end of every file: the last time.
+pub(super) const TAIL_LINES: usize = 40;
+
+/// What the windowed parse of one stretch of a file keeps.
+#[derive(Default)]
+pub(super) struct Sieved {
+    /// Records that hold a hit, in file order.
+    pub(super) events: Vec<Event>,
+    /// The first and last timed records parsed, whether or not they hold a hit.
+    pub(super) first_timed: Option<Event>,
+    pub(super) last_timed: Option<Event>,
+    pub(super) diagnostics: Vec<Diagnostic>,
+    pub(super) unparsed_lines: u64,
+    pub(super) zone_samples: Vec<Micros>,
+}
+
+impl Sieved {
+    /// The events to keep, in file order: the hit records and the first and last timed ones.
+    pub(super) fn into_output(self) -> ParseOutput {
+        let mut events = self.events;
+        events.extend(self.first_timed);
+        events.extend(self.last_timed);
+        events.sort_by_key(|e| e.line);
+        events.dedup_by(|a, b| a.line == b.line);
+        ParseOutput {
+            events,
+            diagnostics: self.diagnostics,
+            unparsed_lines: self.unparsed_lines,
+            zone_samples: self.zone_samples,
+        }
+    }
+}
+
+/// Parses a whole file through the sieve: the windows around its hits, its head and tail.
+pub(super) fn parse_sieved(kind: SourceKind, bytes: &[u8], sieve: &Sieve) -> ParseOutput {
+    let hits = sieve.hits(kind, bytes);
+    parse_windows(kind, bytes, 0..bytes.len(), 0, &hits, true, true).into_output()
+}
+
+/// Parses only the windows around `hits`, the sieve's hits in `text[own]` (plus the head of
+/// `text` when `head`, and its tail when `tail`), and keeps the records that hold one of those
+/// hits, the first and last timed records, and the zone samples of the head. `text` around
+/// `own` is context from the neighbouring pieces of the file: lines there are parsed so that
+/// a record that starts before `own` or runs on after it is whole, but their hits belong to
+/// the neighbours; `lines_before_own` counts those before it. Line numbers are 1-based from
+/// the start of `text`.
+pub(super) fn parse_windows(
+    kind: SourceKind,
+    text: &[u8],
+    own: std::ops::Range<usize>,
+    lines_before_own: usize,
+    hits: &[Hit],
+    head: bool,
+    tail: bool,
+) -> Sieved {
+    let hits: Vec<(usize, usize)> = hits
+        .iter()
+        .map(|h| (h.line + lines_before_own, h.start + own.start))
+        .collect();
+    // Windows as (first line index, start byte, end byte), merged.
+    let mut windows: Vec<(usize, usize, usize)> = Vec::new();
+    let mut push = |line: usize, from: usize, to: usize| match windows.last_mut() {
+        Some(last) if from <= last.2 => last.2 = last.2.max(to),
+        _ => windows.push((line, from, to)),
+    };
+    if head {
+        push(0, 0, forward_lines(text, 0, HEAD_LINES));
+    }
+    for &(line, start) in &hits {
+        let end = forward_lines(text, start, 1);
+        if starts_record(&text[start..end]) && (end == text.len() || starts_record(&text[end..])) {
+            // A one-line record: nothing before or after it belongs to it.
+            push(line, start, end);
+            continue;
+        }
+        let (from, back) = back_lines(text, start, LOOKBACK_LINES);
+        push(
+            line - back,
+            from,
+            forward_lines(text, start, LOOKAHEAD_LINES + 1),
+        );
+    }
+    if tail {
+        let total = count_lines(text) as usize;
+        let (from, back) = back_lines(text, text.len(), TAIL_LINES);
+        // `back_lines` from the very end counts the last line as one even without a newline.
+        push(total.saturating_sub(back), from, text.len());
+    }
+
+    let mut out = Sieved::default();
+    let mut hit_iter = hits.iter().map(|&(line, _)| line).peekable();
+    for (wi, &(first_line, from, to)) in windows.iter().enumerate() {
+        let part = parse::parse(kind, &text[from..to]);
+        let offset = first_line as u32;
+        if wi == 0 && head {
+            out.zone_samples.extend(&part.zone_samples);
+        }
+        out.unparsed_lines += part.unparsed_lines;
+        // The window's first and last timed records are copied, not every timed one.
+        let first_timed = part.events.iter().position(|e| e.raw_time.is_some());
+        let last_timed = part.events.iter().rposition(|e| e.raw_time.is_some());
+        let keeps_last = !tail || wi + 1 == windows.len();
+        for (idx, mut ev) in part.events.into_iter().enumerate() {
+            ev.line += offset;
+            // Lines of this record, as 0-based indices.
+            let lo = (ev.line - 1) as usize;
+            let hi = lo + ev.n_lines.max(1) as usize;
+            while hit_iter.peek().is_some_and(|h| *h < lo) {
+                hit_iter.next();
+            }
+            let holds_hit = hit_iter.peek().is_some_and(|h| *h < hi);
+            if out.first_timed.is_none() && Some(idx) == first_timed {
+                out.first_timed = Some(ev.clone());
+            }
+            if keeps_last && Some(idx) == last_timed {
+                out.last_timed = Some(ev.clone());
+            }
+            if holds_hit {
+                out.events.push(ev);
+            }
+        }
+        for mut d in part.diagnostics {
+            d.line = d.line.map(|l| l + offset);
+            out.diagnostics.push(d);
+        }
+    }
+    // Windows overlap only by merging, so events come out in file order.
+    out.events.dedup_by(|a, b| a.line == b.line);
+    out
+}
+
+/// Whether the line at the start of `text` surely begins a record of its own, in any format:
+/// it leads with a date-time (`2024-10-07 15:23:45`, `2024-10-07T15:45:50`, `[2024-…` of
+/// Ray's C++ logs, `INFO 2024-…` of Serve's) or is a JSON object, once a `kubectl logs
+/// --timestamps` stamp is set aside. A continuation line (a traceback, a Go stack, a CRI
+/// partial line, a Docker JSON envelope) never does, so a hit on a line that starts a record
+/// and is followed by one that does too is a record of one line.
+pub(super) fn starts_record(text: &[u8]) -> bool {
+    let line = &text[..memchr::memchr(b'\n', text).unwrap_or(text.len())];
+    let inner = strip_kubectl_stamp(line);
+    if inner.starts_with(b"{\"") {
+        return !inner.starts_with(b"{\"log\"");
+    }
+    let inner = inner.strip_prefix(b"[").unwrap_or(inner);
+    // A level word before the date (`INFO 2024-…`).
+    let level_end = inner
+        .iter()
+        .position(|b| !b.is_ascii_uppercase())
+        .unwrap_or(inner.len());
+    let inner = match inner.get(level_end) {
+        Some(b' ') if level_end >= 4 => &inner[level_end + 1..],
+        _ => inner,
+    };
+    date_time_led(inner)
+}
+
+/// `YYYY-MM-DD` then `T` or a space, then `HH:`.
+pub(super) fn date_time_led(b: &[u8]) -> bool {
+    let digits =
+        |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    digits(0..4)
+        && b.get(4) == Some(&b'-')
+        && digits(5..7)
+        && b.get(7) == Some(&b'-')
+        && digits(8..10)
+        && matches!(b.get(10), Some(b'T' | b' '))
+        && digits(11..13)
+        && b.get(13) == Some(&b':')
+}
+
+/// The line after a `kubectl logs --timestamps` stamp (`2024-10-07T15:45:50.283123456Z `, an
+/// RFC 3339 time ending in `Z` or an offset, then one space); the line itself when it has
+/// none.
+pub(super) fn strip_kubectl_stamp(line: &[u8]) -> &[u8] {
+    if !date_time_led(line) || line.get(10) != Some(&b'T') {
+        return line;
+    }
+    let Some(space) = line.iter().take(40).position(|&b| b == b' ' || b == b'\t') else {
+        return line;
+    };
+    let stamp = &line[..space];
+    let zoned =
+        stamp.ends_with(b"Z") || stamp.len() > 6 && matches!(stamp[stamp.len() - 6], b'+' | b'-');
+    if line[space] == b' ' && zoned {
+        &line[space + 1..]
+    } else {
+        line
+    }
+}
+
+/// Walks back from `pos` (a line start, or the end of `text`) over up to `n` lines; returns
+/// the start of the line reached and how many lines were stepped over.
+pub(super) fn back_lines(text: &[u8], pos: usize, n: usize) -> (usize, usize) {
+    let mut at = pos;
+    let mut stepped = 0;
+    // From the end of a text that does not end in a newline, the unterminated last line
+    // is the first one stepped over.
+    while stepped < n && at > 0 {
+        let search_end = if at == text.len() && text.last() != Some(&b'\n') {
+            at
+        } else {
+            at - 1
+        };
+        at = memchr::memrchr(b'\n', &text[..search_end]).map_or(0, |i| i + 1);
+        stepped += 1;
+    }
+    (at, stepped)
+}
+
+/// The byte after the `n`th line end from `pos`, or the end of `text`.
+pub(super) fn forward_lines(text: &[u8], pos: usize, n: usize) -> usize {
+    memchr::memchr_iter(b'\n', &text[pos..])
+        .nth(n.saturating_sub(1))
+        .map_or(text.len(), |i| pos + i + 1)
+}
