@@ -259,6 +259,99 @@ pub struct Event {
     pub message: String,
     /// Structured key/values (JSON operator fields, describe paths, event columns, …).
     pub fields: Vec<(String, String)>,
+    /// When the event stands for later records of its file that repeat it (a dense
+    /// incident logging one error on every reconcile): how many, and when the last was.
+    pub repeat: Option<Box<Repeat>>,
+}
+
+/// Records folded into the event that shows them: the same record (kind, level, component,
+/// message and fields, once times and ids are set aside) logged again and again in one file.
+/// The first folded record is the event itself; the others are counted, not kept.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Repeat {
+    /// Records the event stands for, itself included (at least 2).
+    pub count: u64,
+    /// The first line of the last folded record.
+    pub last_line: u32,
+    /// The last folded record's time as parsed (the same variant as the event's).
+    pub last_raw: RawTime,
+    /// That time resolved, filled in by the timeline.
+    pub last: Option<Micros>,
+    /// The shortest time `n` consecutive folded records span, for `n` = 2 ..= 1 +
+    /// [`REPEAT_SPANS`] (index `n - 2`), in file order; `Micros::MAX` when fewer were folded.
+    pub min_span: [Micros; REPEAT_SPANS],
+    /// Parsed times of the first and of the last [`REPEAT_SPANS`] folded records, so that two
+    /// folds joined end to end know the spans across the joint.
+    pub first_times: Vec<Micros>,
+    pub last_times: Vec<Micros>,
+}
+
+/// How many window lengths a [`Repeat`] keeps the shortest span of.
+pub const REPEAT_SPANS: usize = 8;
+
+impl Repeat {
+    /// A fold of one record at parsed time `t`.
+    pub fn single(line: u32, raw: RawTime, t: Micros) -> Repeat {
+        Repeat {
+            count: 1,
+            last_line: line,
+            last_raw: raw,
+            last: None,
+            min_span: [Micros::MAX; REPEAT_SPANS],
+            first_times: vec![t],
+            last_times: vec![t],
+        }
+    }
+
+    /// Appends `next`, which follows in the file.
+    pub fn extend(&mut self, next: &Repeat) {
+        // Windows across the joint: `a` records of self's end and `b` of next's start.
+        for n in 2..=REPEAT_SPANS + 1 {
+            for a in 1..n {
+                let b = n - a;
+                let (Some(&lo), Some(&hi)) = (
+                    self.last_times.len().checked_sub(a).and_then(|i| self.last_times.get(i)),
+                    next.first_times.get(b - 1),
+                ) else {
+                    continue;
+                };
+                self.min_span[n - 2] = self.min_span[n - 2].min(hi - lo);
+            }
+            self.min_span[n - 2] = self.min_span[n - 2].min(next.min_span[n - 2]);
+        }
+        let room = REPEAT_SPANS.saturating_sub(self.first_times.len());
+        self.first_times
+            .extend(next.first_times.iter().take(room).copied());
+        self.last_times.extend(&next.last_times);
+        let excess = self.last_times.len().saturating_sub(REPEAT_SPANS);
+        self.last_times.drain(..excess);
+        self.count += next.count;
+        self.last_line = next.last_line;
+        self.last_raw = next.last_raw;
+        self.last = next.last;
+    }
+
+    /// Whether some `n` consecutive folded records lie within `window`.
+    pub fn dense(&self, n: usize, window: Micros) -> bool {
+        if n <= 1 {
+            return self.count >= 1;
+        }
+        if (self.count as usize) < n {
+            return false;
+        }
+        match self.min_span.get(n - 2) {
+            Some(&span) => span <= window,
+            // Longer windows than kept: judged by the mean spacing.
+            None => {
+                let (Some(first), Some(last)) = (self.first_times.first(), self.last_times.last())
+                else {
+                    return false;
+                };
+                let mean = (last - first) / (self.count as i64 - 1).max(1);
+                mean.saturating_mul(n as i64 - 1) <= window
+            }
+        }
+    }
 }
 
 impl Event {
@@ -275,6 +368,20 @@ impl Event {
             component: String::new(),
             message: message.into(),
             fields: Vec::new(),
+            repeat: None,
+        }
+    }
+
+    /// How many records the event stands for: 1, or more when it folds repeats.
+    pub fn weight(&self) -> u64 {
+        self.repeat.as_ref().map_or(1, |r| r.count)
+    }
+
+    /// The resolved time of the last record the event stands for.
+    pub fn last_micros(&self) -> Option<Micros> {
+        match &self.repeat {
+            Some(r) => r.last.or(self.ts.map(|t| t.micros)),
+            None => self.ts.map(|t| t.micros),
         }
     }
 

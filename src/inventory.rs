@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::diag::Diagnostic;
-use crate::event::format_rfc3339;
+use crate::event::{format_rfc3339, Event};
 use crate::timeline::{format_offset, Timeline};
 
 #[derive(Clone, Debug, Serialize)]
@@ -76,8 +76,14 @@ impl Inventory {
             files: tl.files.len(),
             bytes: tl.files.iter().map(|f| f.bytes).sum(),
             lines: tl.files.iter().map(|f| f.lines).sum(),
-            events: tl.events.len() as u64,
-            timed_events: tl.events.iter().filter(|e| e.ts.is_some()).count() as u64,
+            // Records, folded repeats included.
+            events: tl.events.iter().map(Event::weight).sum(),
+            timed_events: tl
+                .events
+                .iter()
+                .filter(|e| e.ts.is_some())
+                .map(Event::weight)
+                .sum(),
             unparsed_lines: tl.files.iter().map(|f| f.unparsed_lines).sum(),
             sources,
             window: tl.window().map(|(a, b)| Window {

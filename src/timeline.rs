@@ -62,7 +62,11 @@ pub struct Timeline {
 impl Timeline {
     /// First and last resolved time.
     pub fn window(&self) -> Option<(Micros, Micros)> {
-        let mut times = self.events.iter().filter_map(|e| e.ts.map(|t| t.micros));
+        let mut times = self
+            .events
+            .iter()
+            .flat_map(|e| [e.ts.map(|t| t.micros), e.repeat.as_ref().and_then(|r| r.last)])
+            .flatten();
         let first = times.next()?;
         let (lo, hi) = times.fold((first, first), |(lo, hi), t| (lo.min(t), hi.max(t)));
         Some((lo, hi))
@@ -113,6 +117,13 @@ pub fn build(loaded: Loaded, cfg: &TimeConfig) -> Timeline {
                 }),
                 _ => None,
             };
+            if let Some(r) = &mut ev.repeat {
+                r.last = match r.last_raw {
+                    RawTime::Utc(t) => Some(t),
+                    RawTime::Naive(t) => Some(t - offset * MICROS_PER_SEC),
+                    _ => None,
+                };
+            }
         }
     }
     let window = resolved_window(&events);
@@ -172,7 +183,8 @@ fn resolved_window(events: &[Vec<Event>]) -> Option<(Micros, Micros)> {
     let mut times = events
         .iter()
         .flatten()
-        .filter_map(|e| e.ts.map(|t| t.micros));
+        .flat_map(|e| [e.ts.map(|t| t.micros), e.repeat.as_ref().and_then(|r| r.last)])
+        .flatten();
     let first = times.next()?;
     Some(times.fold((first, first), |(lo, hi), t| (lo.min(t), hi.max(t))))
 }
@@ -345,9 +357,8 @@ fn capture_time(
     let newest = events
         .iter()
         .flatten()
-        .filter_map(|e| e.ts)
-        .filter(|t| t.quality != TsQuality::Approximate)
-        .map(|t| t.micros)
+        .filter(|e| e.ts.is_some_and(|t| t.quality != TsQuality::Approximate))
+        .filter_map(Event::last_micros)
         .max()?;
     Some(CaptureTime {
         micros: newest,

@@ -18,6 +18,7 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+mod fold;
 mod gate;
 mod pieces;
 mod router;
@@ -25,7 +26,7 @@ mod sections;
 mod windows;
 
 use gate::{Gate, IN_FLIGHT_BYTES};
-use pieces::{assemble, Part, PIECE_BYTES};
+use pieces::{Assembler, PIECE_BYTES};
 use router::Router;
 use sections::{parse_sections, split_cluster_info_sections};
 use windows::parse_sieved;
@@ -110,7 +111,7 @@ fn skipped(path: String, mtime: Option<i64>, bytes: u64, problem: String) -> Par
 
 /// Opens and parses a bundle. Fails only when the bundle cannot be opened at all.
 pub fn load(path: &Path, cfg: &LoadConfig) -> Result<Loaded, OpenError> {
-    let results: Mutex<Vec<Part>> = Mutex::new(Vec::new());
+    let results: Mutex<Assembler> = Mutex::new(Assembler::default());
     let buffers = Arc::new(Buffers::default());
     let mut router = Router {
         sieve: cfg.sieve.clone(),
@@ -136,7 +137,7 @@ pub fn load(path: &Path, cfg: &LoadConfig) -> Result<Loaded, OpenError> {
                 router.route(entry, &mut |job| {
                     let part = job.run();
                     if let Ok(mut all) = results.lock() {
-                        all.push(part);
+                        all.add(part);
                     }
                 });
             },
@@ -171,7 +172,7 @@ pub fn load(path: &Path, cfg: &LoadConfig) -> Result<Loaded, OpenError> {
                             let part = job.run();
                             in_flight.release(size);
                             if let Ok(mut all) = results.lock() {
-                                all.push(part);
+                                all.add(part);
                             }
                         });
                     });
@@ -179,9 +180,7 @@ pub fn load(path: &Path, cfg: &LoadConfig) -> Result<Loaded, OpenError> {
             )
         })?
     };
-    let mut parts = results.into_inner().unwrap_or_default();
-    parts.sort_by(|a, b| a.path().cmp(b.path()).then(a.index().cmp(&b.index())));
-    let parsed = assemble(parts);
+    let parsed = results.into_inner().unwrap_or_default().finish();
 
     let root_name = common_root(parsed.iter().map(|p| p.path.as_str()));
     let mut files = Vec::with_capacity(parsed.len());
@@ -215,7 +214,7 @@ pub fn load(path: &Path, cfg: &LoadConfig) -> Result<Loaded, OpenError> {
             kind: p.kind,
             bytes: p.bytes,
             lines: p.lines,
-            events: out.events.len() as u64,
+            events: out.events.iter().map(Event::weight).sum(),
             unparsed_lines: out.unparsed_lines,
             mtime: p.mtime,
             zone_samples: out.zone_samples,

@@ -1,8 +1,10 @@
 //! Units of parsing work and what they give: a whole file, or one piece of a sieved file with
 //! the lines around it; and the joining of a file's pieces, in order, into one parsed file.
 
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use super::fold::Folder;
 use super::windows::{parse_windows, Sieved};
 use super::{count_lines, parse_entry, Parsed};
 use crate::bundle::{Buffers, Entry};
@@ -125,23 +127,9 @@ pub(super) struct PieceDone {
     pub(super) lines: u64,
     /// Lines of context before the piece: record line numbers count from the context.
     pub(super) before_lines: u32,
+    /// The file's last piece.
+    pub(super) last: bool,
     pub(super) out: Sieved,
-}
-
-impl Part {
-    pub(super) fn path(&self) -> &str {
-        match self {
-            Part::Whole(p) => &p.path,
-            Part::Piece(p) => &p.path,
-        }
-    }
-
-    pub(super) fn index(&self) -> u32 {
-        match self {
-            Part::Whole(_) => 0,
-            Part::Piece(p) => p.index,
-        }
-    }
 }
 
 impl Job {
@@ -182,6 +170,7 @@ impl Job {
                     bytes,
                     lines,
                     before_lines: before_lines as u32,
+                    last,
                     out,
                 }))
             }
@@ -189,46 +178,83 @@ impl Job {
     }
 }
 
-/// Joins the pieces of each file, in order, into one parsed file. `parts` are sorted by path,
-/// then piece.
-pub(super) fn assemble(parts: Vec<Part>) -> Vec<Parsed> {
-    let mut files: Vec<Parsed> = Vec::new();
-    let mut pieces: Vec<PieceDone> = Vec::new();
-    let flush = |pieces: &mut Vec<PieceDone>, files: &mut Vec<Parsed>| {
-        if let Some(file) = join_pieces(std::mem::take(pieces)) {
-            files.push(file);
-        }
-    };
-    for part in parts {
-        match part {
-            Part::Whole(p) => {
-                flush(&mut pieces, &mut files);
-                files.push(p);
+/// Joins the pieces of each file into one parsed file as they come in: a piece waits only
+/// for the pieces of its file before it, and the hit records of each joined piece go through
+/// the file's [`Folder`], so a file whose every line is a hit costs its folds, not its lines.
+#[derive(Default)]
+pub(super) struct Assembler {
+    files: Vec<Parsed>,
+    joining: HashMap<String, Joining>,
+}
+
+/// A file whose pieces are arriving.
+struct Joining {
+    mtime: Option<i64>,
+    kind: SourceKind,
+    /// The next piece to join, and those that arrived before their turn.
+    next: u32,
+    waiting: BTreeMap<u32, PieceDone>,
+    bytes: u64,
+    lines: u64,
+    folder: Folder,
+    all: Sieved,
+}
+
+impl Assembler {
+    pub(super) fn add(&mut self, part: Part) {
+        let p = match part {
+            Part::Whole(p) => return self.files.push(p),
+            Part::Piece(p) => *p,
+        };
+        let file = self
+            .joining
+            .entry(p.path.clone())
+            .or_insert_with(|| Joining {
+                mtime: p.mtime,
+                kind: p.kind,
+                next: 0,
+                waiting: BTreeMap::new(),
+                bytes: 0,
+                lines: 0,
+                folder: Folder::default(),
+                all: Sieved::default(),
+            });
+        file.waiting.insert(p.index, p);
+        let mut finished = None;
+        while let Some(p) = file.waiting.remove(&file.next) {
+            file.next = file.next.saturating_add(1);
+            if p.last {
+                finished = Some(p.path.clone());
             }
-            Part::Piece(p) => {
-                if pieces.last().is_some_and(|last| last.path != p.path) {
-                    flush(&mut pieces, &mut files);
-                }
-                pieces.push(*p);
+            file.join(p);
+        }
+        if let Some(path) = finished {
+            if let Some(file) = self.joining.remove(&path) {
+                self.files.push(file.finish(path));
             }
         }
     }
-    flush(&mut pieces, &mut files);
-    files
+
+    /// Every file, sorted by path.
+    pub(super) fn finish(mut self) -> Vec<Parsed> {
+        // A file whose last piece never came (the walk stopped at a limit) is joined as far
+        // as it got.
+        for (path, file) in std::mem::take(&mut self.joining) {
+            self.files.push(file.finish(path));
+        }
+        self.files.sort_by(|a, b| a.path.cmp(&b.path));
+        self.files
+    }
 }
 
-/// One file from its pieces (in order): line numbers made the file's own, the hit records
-/// of all, the first timed record of the first piece that has one, the last of the last.
-pub(super) fn join_pieces(pieces: Vec<PieceDone>) -> Option<Parsed> {
-    let first = pieces.first()?;
-    let (path, mtime, kind) = (first.path.clone(), first.mtime, first.kind);
-    let mut all = Sieved::default();
-    let (mut bytes, mut lines) = (0u64, 0u64);
-    for p in pieces {
+impl Joining {
+    /// Line numbers made the file's own, hit records folded in, the first timed record of
+    /// the first piece that has one, the last of the last.
+    fn join(&mut self, p: PieceDone) {
         // Record lines count from the context before the piece, which ends where the
         // previous pieces do.
         let before = i64::from(p.before_lines);
-        let done = lines as i64;
+        let done = self.lines as i64;
         let shift = |line: u32| -> u32 {
             let abs = i64::from(line) + done - before;
             u32::try_from(abs.max(1)).unwrap_or(u32::MAX)
@@ -241,11 +267,17 @@ pub(super) fn join_pieces(pieces: Vec<PieceDone>) -> Option<Parsed> {
             .chain(out.last_timed.iter_mut())
         {
             ev.line = shift(ev.line);
+            if let Some(r) = &mut ev.repeat {
+                r.last_line = shift(r.last_line);
+            }
         }
         for d in &mut out.diagnostics {
             d.line = d.line.map(shift);
         }
-        all.events.append(&mut out.events);
+        for ev in out.events {
+            self.folder.push(ev);
+        }
+        let all = &mut self.all;
         if all.first_timed.is_none() {
             all.first_timed = out.first_timed;
         }
@@ -255,16 +287,20 @@ pub(super) fn join_pieces(pieces: Vec<PieceDone>) -> Option<Parsed> {
         all.diagnostics.append(&mut out.diagnostics);
         all.unparsed_lines += out.unparsed_lines;
         all.zone_samples.append(&mut out.zone_samples);
-        bytes += p.bytes;
-        lines += p.lines;
+        self.bytes += p.bytes;
+        self.lines += p.lines;
     }
-    all.events.dedup_by(|a, b| a.line == b.line);
-    Some(Parsed {
-        path,
-        mtime,
-        bytes,
-        lines,
-        kind,
-        out: all.into_output(),
-    })
+
+    fn finish(self, path: String) -> Parsed {
+        let mut all = self.all;
+        all.events = self.folder.finish();
+        Parsed {
+            path,
+            mtime: self.mtime,
+            bytes: self.bytes,
+            lines: self.lines,
+            kind: self.kind,
+            out: all.into_output(),
+        }
+    }
 }

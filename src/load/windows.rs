@@ -2,6 +2,11 @@
 //! the file's head (first time, zone evidence) and its tail (last time) are parsed.
 
 use super::count_lines;
+use std::collections::HashMap;
+
+use super::fold::{fold_key, Folder, Same};
+use crate::event::RawTime;
+use crate::parse::stamp::line_key;
 use crate::diag::Diagnostic;
 use crate::event::{Event, Micros, SourceKind};
 use crate::parse::{self, ParseOutput};
@@ -74,13 +79,38 @@ pub(super) fn parse_windows(
         Some(last) if from <= last.2 => last.2 = last.2.max(to),
         _ => windows.push((line, from, to)),
     };
+    // Lines the head and tail windows parse anyway.
+    let head_end = if head {
+        forward_lines(text, 0, HEAD_LINES)
+    } else {
+        0
+    };
+    let tail_from = if tail {
+        back_lines(text, text.len(), TAIL_LINES).0
+    } else {
+        text.len()
+    };
     if head {
-        push(0, 0, forward_lines(text, 0, HEAD_LINES));
+        push(0, 0, head_end);
     }
+    // One-line records that repeat an earlier one of the piece but for their date-time are
+    // not parsed (see `parse::stamp`): the first of each key is, and stands for the others.
+    let mut first_of: HashMap<u64, (usize, Micros, usize)> = HashMap::new();
+    let mut sames: Vec<(usize, u64, Micros, usize, usize)> = Vec::new();
     for &(line, start) in &hits {
         let end = forward_lines(text, start, 1);
         if starts_record(&text[start..end]) && (end == text.len() || starts_record(&text[end..])) {
             // A one-line record: nothing before or after it belongs to it.
+            if let Some((key, t)) = line_key(&text[start..end]) {
+                if first_of.contains_key(&key) {
+                    if start >= head_end && end <= tail_from {
+                        sames.push((line, key, t, start, end));
+                        continue;
+                    }
+                } else {
+                    first_of.insert(key, (line, t, start));
+                }
+            }
             push(line, start, end);
             continue;
         }
@@ -97,6 +127,15 @@ pub(super) fn parse_windows(
         // `back_lines` from the very end counts the last line as one even without a newline.
         push(total.saturating_sub(back), from, text.len());
     }
+    // The records that hold a hit are those of the lines not left to an exemplar.
+    let hits: Vec<(usize, usize)> = if sames.is_empty() {
+        hits
+    } else {
+        let skipped: std::collections::HashSet<usize> = sames.iter().map(|s| s.0).collect();
+        hits.into_iter()
+            .filter(|(line, _)| !skipped.contains(line))
+            .collect()
+    };
 
     let mut out = Sieved::default();
     let mut hit_iter = hits.iter().map(|&(line, _)| line).peekable();
@@ -137,7 +176,78 @@ pub(super) fn parse_windows(
     }
     // Windows overlap only by merging, so events come out in file order.
     out.events.dedup_by(|a, b| a.line == b.line);
+    out.events = fold_with_repeats(kind, text, out.events, &first_of, sames);
     out
+}
+
+/// Folds the hit records of a piece together with the lines left to an exemplar: those
+/// whose exemplar was parsed as a record of one line with its time outside its text become
+/// [`Same`]s; the others are parsed after all.
+fn fold_with_repeats(
+    kind: SourceKind,
+    text: &[u8],
+    mut events: Vec<Event>,
+    first_of: &HashMap<u64, (usize, Micros, usize)>,
+    sames: Vec<(usize, u64, Micros, usize, usize)>,
+) -> Vec<Event> {
+    let mut folder = Folder::default();
+    let mut repeats: Vec<Same> = Vec::with_capacity(sames.len());
+    // Line key -> (fold key, the exemplar's parsed time and its stamp's time, raw variant).
+    let mut exemplars: HashMap<u64, Option<(u64, Micros, Micros, bool)>> = HashMap::new();
+    for (line, key, t, start, end) in sames {
+        let exemplar = *exemplars.entry(key).or_insert_with(|| {
+            let &(ex_line, ex_t, ex_start) = first_of.get(&key)?;
+            let at = events.binary_search_by_key(&(ex_line as u32 + 1), |e| e.line).ok()?;
+            let ev = &events[at];
+            let date = text.get(ex_start..ex_start + 11)?;
+            let date = std::str::from_utf8(date).ok()?.trim_start_matches('[');
+            let date = &date[..date.len().min(10)];
+            let stamp_in_text = ev.message.contains(date)
+                || ev.component.contains(date)
+                || ev.fields.iter().any(|(_, v)| v.contains(date));
+            let (micros, utc) = match ev.raw_time? {
+                RawTime::Utc(m) => (m, true),
+                RawTime::Naive(m) => (m, false),
+                _ => return None,
+            };
+            if ev.n_lines != 1 || stamp_in_text || ev.repeat.is_some() {
+                return None;
+            }
+            let fold_key = fold_key(ev)?;
+            folder.exemplar(fold_key, ev);
+            Some((fold_key, micros, ex_t, utc))
+        });
+        match exemplar {
+            Some((fold_key, micros, ex_t, utc)) => {
+                let t = micros + (t - ex_t);
+                repeats.push(Same {
+                    line: line as u32 + 1,
+                    key: fold_key,
+                    raw: if utc { RawTime::Utc(t) } else { RawTime::Naive(t) },
+                    t,
+                });
+            }
+            None => {
+                let mut part = parse::parse(kind, &text[start..end]);
+                for ev in &mut part.events {
+                    ev.line += line as u32;
+                }
+                events.extend(part.events);
+            }
+        }
+    }
+    events.sort_by_key(|e| e.line);
+    let mut repeats = repeats.into_iter().peekable();
+    for ev in events {
+        while let Some(s) = repeats.next_if(|s| s.line < ev.line) {
+            folder.push_same(s);
+        }
+        folder.push(ev);
+    }
+    for s in repeats {
+        folder.push_same(s);
+    }
+    folder.finish()
 }
 
 /// Whether the line at the start of `text` surely begins a record of its own, in any format:

@@ -234,7 +234,7 @@ pub fn analyze(
                 let summary = format!(
                     "{component} raised {}{} (the rules that usually decide this did not see their usual lines)",
                     f.headline(),
-                    times(idxs.len())
+                    times(records(events, &idxs))
                 );
                 let ev: Vec<usize> = ends(&idxs);
                 out.add_mapped(
@@ -252,7 +252,7 @@ pub fn analyze(
         let listed: Vec<String> = generic_failures
             .iter()
             .take(3)
-            .map(|(c, f, idxs)| format!("{c} raised {}{}", f.headline(), times(idxs.len())))
+            .map(|(c, f, idxs)| format!("{c} raised {}{}", f.headline(), times(records(events, idxs))))
             .collect();
         let more = generic_failures.len().saturating_sub(3);
         let summary = format!(
@@ -309,9 +309,11 @@ pub fn analyze(
                 Unrecognised {
                     template: t.text(),
                     level: level.as_str(),
-                    count: t.events.len(),
+                    count: t.events.iter().map(|&i| events[i].weight() as usize).sum(),
                     first: t.events.first().and_then(|&i| time(i)),
-                    last: t.events.last().and_then(|&i| time(i)),
+                    last: t.events.last().and_then(|&i| {
+                        events[i].last_micros().map(format_rfc3339)
+                    }),
                     known_noise: known,
                     score: 0.0,
                 },
@@ -408,7 +410,8 @@ pub fn score(events: &[Event], idxs: &[usize], changes: &[i64]) -> f64 {
         .max()
         .unwrap_or(Level::Error);
     let weight = if level >= Level::Critical { 3.0 } else { 2.0 };
-    let volume = (1.0 + idxs.len() as f64).ln();
+    let records: u64 = idxs.iter().map(|&i| events[i].weight()).sum();
+    let volume = (1.0 + records as f64).ln();
     let mut times: Vec<i64> = idxs
         .iter()
         .filter_map(|&i| events[i].ts.map(|t| t.micros))
@@ -447,6 +450,13 @@ fn ends(idxs: &[usize]) -> Vec<usize> {
         0..=3 => idxs.to_vec(),
         n => vec![idxs[0], idxs[1], idxs[n - 1]],
     }
+}
+
+/// How many records the events stand for, folded repeats included.
+fn records(events: &[Event], idxs: &[usize]) -> usize {
+    idxs.iter()
+        .map(|&i| events.get(i).map_or(1, |e| e.weight() as usize))
+        .sum()
 }
 
 fn times(n: usize) -> String {

@@ -27,7 +27,16 @@ pub struct Occurrence {
     /// Index of the event in the timeline.
     pub event: usize,
     pub ts: Option<Micros>,
+    /// How many records the event stands for (more than 1 when it folds repeats), and the
+    /// time of the last.
+    pub weight: u64,
+    pub last: Option<Micros>,
     pub hit: Hit,
+}
+
+/// How many records the occurrences stand for.
+fn weight(list: &[Occurrence]) -> u64 {
+    list.iter().map(|o| o.weight).sum()
 }
 
 /// An evidence line of a finding.
@@ -201,6 +210,8 @@ impl Engine {
                     occ[r][s].push(Occurrence {
                         event: idx,
                         ts: ev.ts.map(|t| t.micros),
+                        weight: ev.weight(),
+                        last: ev.last_micros(),
                         hit,
                     });
                 }
@@ -212,7 +223,7 @@ impl Engine {
     /// Runs every rule over the events.
     pub fn run(&self, events: &[Event]) -> Vec<Finding> {
         let occ = self.scan(events);
-        let end = events.iter().filter_map(|e| e.ts.map(|t| t.micros)).max();
+        let end = events.iter().filter_map(Event::last_micros).max();
         let mut findings = Vec::new();
         for (r, rule) in self.rules.iter().enumerate() {
             if let Some(f) = evaluate(r, rule, &occ[r], end, events) {
@@ -245,7 +256,7 @@ fn evaluate(
         let mut evidence: Vec<EvidenceRef> = Vec::new();
         let mut holds = true;
         for clause in &block.clauses {
-            match check_clause(rule, clause, occ, end) {
+            match check_clause(rule, clause, occ, end, events) {
                 Some(mut ev) => evidence.append(&mut ev),
                 None => {
                     holds = false;
@@ -340,6 +351,7 @@ fn check_clause(
     clause: &Clause,
     occ: &[Vec<Occurrence>],
     end: Option<Micros>,
+    events: &[Event],
 ) -> Option<Vec<EvidenceRef>> {
     let idx = |name: &str| rule.signal_index(name);
     match clause {
@@ -350,24 +362,13 @@ fn check_clause(
         } => {
             let s = idx(signal)?;
             let list = occ.get(s)?;
-            if list.len() < *at_least {
+            if weight(list) < *at_least as u64 {
                 return None;
             }
             match within {
                 None => Some(sample_evidence(s, list)),
-                Some(w) => {
-                    let timed: Vec<&Occurrence> = list.iter().filter(|o| o.ts.is_some()).collect();
-                    let n = *at_least;
-                    for i in 0..timed.len().saturating_sub(n - 1) {
-                        let (a, b) = (timed[i].ts?, timed[i + n - 1].ts?);
-                        if b - a <= *w {
-                            let window: Vec<Occurrence> =
-                                timed[i..i + n].iter().map(|o| (*o).clone()).collect();
-                            return Some(sample_evidence(s, &window));
-                        }
-                    }
-                    None
-                }
+                Some(w) => first_window(list, *at_least, *w, events)
+                    .map(|window| sample_evidence(s, &window)),
             }
         }
         Clause::Absent { signal } => {
@@ -386,11 +387,17 @@ fn check_clause(
                 let first = occ.get(idx(boundary)?)?.iter().filter_map(|o| o.ts).min();
                 if let Some(limit) = first {
                     list.retain(|o| o.ts.is_some_and(|t| t < limit));
+                    // A fold that runs past the limit counts up to its first record only.
+                    for o in &mut list {
+                        if o.last.is_some_and(|t| t >= limit) {
+                            o.last = o.ts;
+                        }
+                    }
                 }
             }
             let list = &list;
-            let times: Vec<Micros> = list.iter().filter_map(|o| o.ts).collect();
-            let (lo, hi) = (*times.iter().min()?, *times.iter().max()?);
+            let lo = list.iter().filter_map(|o| o.ts).min()?;
+            let hi = list.iter().filter_map(|o| o.last.or(o.ts)).max()?;
             let span = hi - lo;
             let ok =
                 at_least.is_none_or(|min| span >= min) && at_most.is_none_or(|max| span <= max);
@@ -444,7 +451,10 @@ fn check_clause(
             let (a, b) = (idx(first)?, idx(then)?);
             let (la, lb) = (occ.get(a)?, occ.get(b)?);
             for oa in la {
-                let Some(ta) = oa.ts else { continue };
+                // A fold is judged by its last record: the one least likely to be followed.
+                let Some(ta) = oa.last.or(oa.ts) else {
+                    continue;
+                };
                 if let (Some(w), Some(end)) = (within, end) {
                     // The bundle must cover the whole window, or the absence is not shown.
                     if end < ta + w {
@@ -467,6 +477,51 @@ fn check_clause(
             None
         }
     }
+}
+
+/// The earliest `n` occurrences within `window` of each other, in time order. A fold counts
+/// as its first and last record, and holds such a window alone when its records are dense
+/// enough (`Repeat::dense`).
+fn first_window(
+    list: &[Occurrence],
+    n: usize,
+    window: Micros,
+    events: &[Event],
+) -> Option<Vec<Occurrence>> {
+    let n = n.max(1);
+    // (time, index in list), a fold giving two points.
+    let mut points: Vec<(Micros, usize)> = Vec::with_capacity(list.len());
+    let mut best: Option<(Micros, Vec<usize>)> = None;
+    for (i, o) in list.iter().enumerate() {
+        let Some(t) = o.ts else { continue };
+        points.push((t, i));
+        let Some(rep) = events.get(o.event).and_then(|e| e.repeat.as_deref()) else {
+            continue;
+        };
+        if let Some(last) = o.last.filter(|l| *l > t) {
+            points.push((last, i));
+        }
+        if rep.dense(n, window) && best.as_ref().is_none_or(|(b, _)| t < *b) {
+            best = Some((t, vec![i]));
+        }
+    }
+    points.sort_unstable();
+    for win in points.windows(n) {
+        let (Some(a), Some(b)) = (win.first(), win.last()) else {
+            continue;
+        };
+        if best.as_ref().is_some_and(|(start, _)| *start <= a.0) {
+            break;
+        }
+        if b.0 - a.0 <= window {
+            let mut members: Vec<usize> = win.iter().map(|p| p.1).collect();
+            members.sort_unstable();
+            members.dedup();
+            best = Some((a.0, members));
+            break;
+        }
+    }
+    best.map(|(_, members)| members.iter().filter_map(|&i| list.get(i).cloned()).collect())
 }
 
 /// Fills `{count:sig}`, `{first:sig}`, `{last:sig}`, `{span:sig}`, `{key:sig}` and
@@ -522,15 +577,20 @@ fn placeholder(
         .collect();
     let from_evidence = !times.is_empty();
     if !from_evidence {
-        times = list.iter().filter_map(|o| o.ts).collect();
+        times = list
+            .iter()
+            .flat_map(|o| [o.ts, o.last])
+            .flatten()
+            .collect();
     }
     // The count covers the episode the evidence shows, not the whole bundle.
     let count = match (from_evidence, times.iter().min(), times.iter().max()) {
         (true, Some(lo), Some(hi)) => list
             .iter()
             .filter(|o| o.ts.is_some_and(|t| t >= *lo && t <= *hi))
-            .count(),
-        _ => list.len(),
+            .map(|o| o.weight)
+            .sum(),
+        _ => weight(list),
     };
     Some(match what {
         "count" => count.to_string(),

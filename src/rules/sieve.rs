@@ -372,6 +372,8 @@ impl Sieve {
             let mut hits = Vec::new();
             let mut candidates = Vec::new();
             let mut present: Vec<usize> = Vec::new();
+            let mut verdicts: std::collections::HashMap<u64, bool> =
+                std::collections::HashMap::new();
             let (mut checked, mut lines_before) = (0usize, 0usize);
             // Chunk by chunk, each ending at a line end, so that the copy and the scan of a
             // chunk stay in the core's cache.
@@ -388,7 +390,16 @@ impl Sieve {
                 for &start in &candidates {
                     let end = memchr::memchr(b'\n', &chunk[start..])
                         .map_or(chunk.len(), |i| start + i + 1);
-                    if self.holds(kc, &chunk[start..end], &mut present) {
+                    let text = &chunk[start..end];
+                    // A line that repeats an earlier one but for its leading date-time
+                    // gets that line's verdict: in a dense incident, most lines do.
+                    let holds = match crate::parse::stamp::line_key(text) {
+                        Some((key, _)) => *verdicts
+                            .entry(key)
+                            .or_insert_with(|| self.holds(kc, text, &mut present)),
+                        None => self.holds(kc, text, &mut present),
+                    };
+                    if holds {
                         line += memchr::memchr_iter(b'\n', &chunk[counted..start]).count();
                         counted = start;
                         hits.push(Hit {

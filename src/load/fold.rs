@@ -1,0 +1,409 @@
+//! Folding repeats: a dense incident logs the same record on every reconcile for days, and a
+//! bundle collected late holds millions of them. The sieve keeps every record a rule could
+//! match, so without folding memory and the rules' work grew with the number of repeats.
+//!
+//! Records of one file that are the same once their time and their ids are set aside (UUIDs,
+//! long hex strings) share a key. Of each run of one key the first [`HEAD`] records and the
+//! last [`TAIL`] stay as they are (they are what evidence shows: the rules cite the first
+//! three and the last two occurrences of a signal); the records between are folded into the
+//! first of them, which carries a [`Repeat`]: how many, the last one's line and time, and the
+//! shortest spans of consecutive records (what `count … within` needs).
+//!
+//! A record whose key is still rare in the file (seen at most [`RARE`] times) ends every run
+//! open in it, so a fold never spans an event that happened once (a successful PUT between
+//! refused GETs): the records after it start a run of their own, with their own first three
+//! kept, and a rule ordering the two sees the same lines it would see unfolded.
+//!
+//! Only records with an absolute time (UTC or naive wall-clock) fold; folding is applied to
+//! the pieces of a file in order, and a fold of folds is the same as one fold, so the result
+//! depends on where pieces are cut, which is the same for every container.
+//!
+//! Invariant: every record stays represented: as itself, or counted in the `Repeat` of the
+//! event it was folded into.
+
+use std::collections::{HashMap, VecDeque};
+
+use crate::event::{Event, Micros, RawTime, Repeat};
+use crate::parse::stamp::Fx;
+
+/// Records of a run kept at its start.
+pub(super) const HEAD: usize = 3;
+/// Records of a run kept at its end.
+pub(super) const TAIL: usize = 2;
+/// A key seen at most this many times in the file ends the runs of every other key.
+const RARE: u64 = 3;
+
+/// A record known to repeat an exemplar of its file but for its time (see
+/// `parse::stamp`): it is not parsed, and becomes an event only if it is kept.
+pub(super) struct Same {
+    pub(super) line: u32,
+    /// The fold key of its exemplar (registered with [`Folder::exemplar`]).
+    pub(super) key: u64,
+    pub(super) raw: RawTime,
+    /// `raw` as micros.
+    pub(super) t: Micros,
+}
+
+/// What a run holds: a parsed record, or one that repeats an exemplar.
+enum Item {
+    Real(Event),
+    Same(Same),
+}
+
+impl Item {
+    fn line(&self) -> u32 {
+        match self {
+            Item::Real(e) => e.line,
+            Item::Same(s) => s.line,
+        }
+    }
+
+    fn weight(&self) -> u64 {
+        match self {
+            Item::Real(e) => e.weight(),
+            Item::Same(_) => 1,
+        }
+    }
+
+    fn is_fold(&self) -> bool {
+        matches!(self, Item::Real(e) if e.repeat.is_some())
+    }
+}
+
+/// One run of a key: its head is already out; `fold` and `tail` wait for the run to end.
+#[derive(Default)]
+struct Run {
+    head: usize,
+    fold: Option<Event>,
+    tail: VecDeque<Item>,
+}
+
+/// Folds the records of one file, pushed in file order.
+#[derive(Default)]
+pub(super) struct Folder {
+    out: Vec<Event>,
+    runs: HashMap<u64, Run>,
+    seen: HashMap<u64, u64>,
+    /// Parsed records that [`Same`]s repeat, by fold key.
+    exemplars: HashMap<u64, Event>,
+    /// The largest first line pushed so far: a record that two pieces both parsed (it
+    /// starts in one and holds a hit of the next) comes again with the same first line.
+    last_line: u32,
+}
+
+impl Folder {
+    /// Registers the record that [`Same`]s of `key` repeat.
+    pub(super) fn exemplar(&mut self, key: u64, ev: &Event) {
+        self.exemplars.entry(key).or_insert_with(|| {
+            let mut e = ev.clone();
+            e.repeat = None;
+            e
+        });
+    }
+
+    pub(super) fn push(&mut self, ev: Event) {
+        let key = fold_key(&ev);
+        self.push_item(key, Item::Real(ev));
+    }
+
+    pub(super) fn push_same(&mut self, same: Same) {
+        let key = Some(same.key);
+        self.push_item(key, Item::Same(same));
+    }
+
+    fn push_item(&mut self, key: Option<u64>, item: Item) {
+        if item.line() <= self.last_line {
+            return;
+        }
+        self.last_line = item.line();
+        let Some(key) = key else {
+            // A record that cannot fold (no absolute time) is left in place and ends every run:
+            // folds never reach across it.
+            self.end_runs(None);
+            if let Some(ev) = materialize(&self.exemplars, item) {
+                self.out.push(ev);
+            }
+            return;
+        };
+        let seen = self.seen.entry(key).or_insert(0);
+        *seen += item.weight();
+        if *seen <= RARE {
+            self.end_runs(Some(key));
+        }
+        let Folder {
+            out,
+            runs,
+            exemplars,
+            ..
+        } = self;
+        let run = runs.entry(key).or_default();
+        if !item.is_fold() && run.fold.is_none() && run.tail.is_empty() && run.head < HEAD {
+            run.head += 1;
+            out.extend(materialize(exemplars, item));
+            return;
+        }
+        if item.is_fold() {
+            while let Some(t) = run.tail.pop_front() {
+                absorb(&mut run.fold, t, exemplars);
+            }
+            absorb(&mut run.fold, item, exemplars);
+        } else {
+            run.tail.push_back(item);
+            if run.tail.len() > TAIL {
+                if let Some(t) = run.tail.pop_front() {
+                    absorb(&mut run.fold, t, exemplars);
+                }
+            }
+        }
+    }
+
+    /// Ends every open run but `keep`'s.
+    fn end_runs(&mut self, keep: Option<u64>) {
+        let Folder {
+            out,
+            runs,
+            exemplars,
+            ..
+        } = self;
+        runs.retain(|k, run| {
+            if Some(*k) == keep {
+                return true;
+            }
+            flush(run, out, exemplars);
+            false
+        });
+    }
+
+    /// The folded records, in file order.
+    pub(super) fn finish(mut self) -> Vec<Event> {
+        self.end_runs(None);
+        let mut out = self.out;
+        out.sort_by_key(|e| e.line);
+        out
+    }
+}
+
+/// Folds one list of records of a file, in file order.
+#[cfg(test)]
+fn fold(events: Vec<Event>) -> Vec<Event> {
+    let mut folder = Folder::default();
+    for ev in events {
+        folder.push(ev);
+    }
+    folder.finish()
+}
+
+/// The event an item stands for: a [`Same`] is its exemplar at its own line and time.
+fn materialize(exemplars: &HashMap<u64, Event>, item: Item) -> Option<Event> {
+    match item {
+        Item::Real(e) => Some(e),
+        Item::Same(s) => exemplars.get(&s.key).map(|ex| {
+            let mut e = ex.clone();
+            e.line = s.line;
+            e.raw_time = Some(s.raw);
+            e
+        }),
+    }
+}
+
+fn flush(run: &mut Run, out: &mut Vec<Event>, exemplars: &HashMap<u64, Event>) {
+    if let Some(mut f) = run.fold.take() {
+        if f.repeat.as_ref().is_some_and(|r| r.count < 2) {
+            f.repeat = None;
+        }
+        out.push(f);
+    }
+    out.extend(run.tail.drain(..).filter_map(|t| materialize(exemplars, t)));
+}
+
+/// Folds `item` into `fold` (it becomes the fold when there is none). Only records with a key
+/// come here, so they have an absolute time.
+fn absorb(fold: &mut Option<Event>, item: Item, exemplars: &HashMap<u64, Event>) {
+    let (rep, ev) = match item {
+        Item::Real(mut ev) => {
+            let rep = match ev.repeat.take() {
+                Some(r) => r,
+                None => {
+                    let t = parsed_micros(&ev).unwrap_or_default();
+                    let raw = ev.raw_time.unwrap_or(RawTime::Utc(t));
+                    Box::new(Repeat::single(ev.line, raw, t))
+                }
+            };
+            (rep, Some(ev))
+        }
+        Item::Same(s) => {
+            let rep = Box::new(Repeat::single(s.line, s.raw, s.t));
+            (rep, fold.is_none().then(|| materialize(exemplars, Item::Same(s))).flatten())
+        }
+    };
+    match fold {
+        None => {
+            if let Some(mut ev) = ev {
+                ev.repeat = Some(rep);
+                *fold = Some(ev);
+            }
+        }
+        Some(f) => match &mut f.repeat {
+            Some(r) => r.extend(&rep),
+            None => f.repeat = Some(rep),
+        },
+    }
+}
+
+fn parsed_micros(ev: &Event) -> Option<Micros> {
+    match ev.raw_time? {
+        RawTime::Utc(t) | RawTime::Naive(t) => Some(t),
+        _ => None,
+    }
+}
+
+/// The key of a record that can fold: its kind, level, component, message and fields with
+/// UUIDs and long hex strings masked, and the kind of time it carries.
+pub(super) fn fold_key(ev: &Event) -> Option<u64> {
+    let zone = match ev.raw_time? {
+        RawTime::Utc(_) => 0u8,
+        RawTime::Naive(_) => 1,
+        _ => return None,
+    };
+    let mut h = Fx::default();
+    h.write_u64(u64::from(zone) | (ev.kind as u64) << 8 | (ev.level as u64) << 24);
+    h.write_u64(u64::from(ev.n_lines));
+    masked(ev.component.as_bytes(), &mut h);
+    masked(ev.message.as_bytes(), &mut h);
+    for (k, v) in &ev.fields {
+        h.write(k.as_bytes());
+        masked(v.as_bytes(), &mut h);
+    }
+    Some(h.finish())
+}
+
+/// Hashes `text` with every UUID and every hex string of 16 digits or more as one marker.
+fn masked(text: &[u8], h: &mut Fx) {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'-';
+    let mut i = 0;
+    while i < text.len() {
+        if !word(text[i]) {
+            let start = i;
+            while i < text.len() && !word(text[i]) {
+                i += 1;
+            }
+            h.write(&text[start..i]);
+            continue;
+        }
+        let start = i;
+        while i < text.len() && word(text[i]) {
+            i += 1;
+        }
+        let token = &text[start..i];
+        if is_id(token) {
+            h.write_u8(0xFF);
+        } else {
+            h.write(token);
+        }
+    }
+    h.write_u8(0xFE);
+}
+
+/// A UUID (`8-4-4-4-12` hex digits), or 16 or more hex digits with at least one digit.
+fn is_id(token: &[u8]) -> bool {
+    let hex = |s: &[u8]| s.iter().all(u8::is_ascii_hexdigit);
+    if token.len() == 36 {
+        let parts: Vec<&[u8]> = token.split(|&b| b == b'-').collect();
+        if parts.iter().map(|p| p.len()).eq([8, 4, 4, 4, 12]) && parts.iter().all(|p| hex(p)) {
+            return true;
+        }
+    }
+    token.len() >= 16 && hex(token) && token.iter().any(u8::is_ascii_digit)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn rec(line: u32, secs: i64, msg: &str) -> Event {
+        let mut e = Event::new(line, msg);
+        e.raw_time = Some(RawTime::Utc(secs * 1_000_000));
+        e
+    }
+
+    fn total(events: &[Event]) -> u64 {
+        events.iter().map(Event::weight).sum()
+    }
+
+    #[test]
+    fn a_run_keeps_its_first_three_and_last_two() {
+        let events: Vec<Event> = (1..=100).map(|i| rec(i, i64::from(i) * 2, "refused")).collect();
+        let out = fold(events);
+        let lines: Vec<u32> = out.iter().map(|e| e.line).collect();
+        assert_eq!(lines, vec![1, 2, 3, 4, 99, 100]);
+        assert_eq!(total(&out), 100);
+        let r = out[3].repeat.as_deref().unwrap();
+        assert_eq!((r.count, r.last_line), (95, 98));
+        assert_eq!(r.min_span[0], 2_000_000);
+        assert_eq!(r.min_span[2], 6_000_000);
+    }
+
+    #[test]
+    fn ids_and_times_fold_other_words_do_not() {
+        let a = rec(1, 1, "reconcile 6f9c1d2e-8a47-4b9e-9c55-0d2e71a4b6f3 failed: exit code 137");
+        let b = rec(2, 2, "reconcile 0d2e71a4-8a47-4b9e-9c55-6f9c1d2e71a4 failed: exit code 137");
+        let c = rec(3, 3, "reconcile 0d2e71a4-8a47-4b9e-9c55-6f9c1d2e71a4 failed: exit code 1");
+        assert_eq!(fold_key(&a), fold_key(&b));
+        assert_ne!(fold_key(&b), fold_key(&c));
+        let mut untimed = Event::new(4, "x");
+        untimed.raw_time = Some(RawTime::Age { secs: 3 });
+        assert_eq!(fold_key(&untimed), None);
+    }
+
+    #[test]
+    fn a_rare_record_ends_the_runs_around_it() {
+        let mut events: Vec<Event> = (1..=10).map(|i| rec(i, i64::from(i), "get refused")).collect();
+        events.push(rec(11, 11, "put ok"));
+        events.extend((12..=21).map(|i| rec(i, i64::from(i), "get refused")));
+        let out = fold(events);
+        let lines: Vec<u32> = out.iter().map(|e| e.line).collect();
+        // Before the PUT: 1-3, a fold from 4, 9-10; the PUT; after it 12-14 (the next three
+        // refused GETs as a run of their own), a fold from 15, 20-21.
+        assert_eq!(lines, vec![1, 2, 3, 4, 9, 10, 11, 12, 13, 14, 15, 20, 21]);
+        assert_eq!(total(&out), 21);
+    }
+
+    #[test]
+    fn interleaved_keys_fold_each_on_its_own() {
+        let events: Vec<Event> = (1..=200)
+            .map(|i| rec(i, i64::from(i), if i % 2 == 0 { "event" } else { "error" }))
+            .collect();
+        let out = fold(events);
+        // Each key: its first records (the other's rare ones end its runs), a fold, the
+        // last two.
+        assert!(out.len() <= 20, "{}", out.len());
+        assert_eq!(out.iter().filter(|e| e.repeat.is_some()).count(), 2);
+        assert_eq!(total(&out), 200);
+    }
+
+    #[test]
+    fn folding_in_pieces_then_joining_keeps_every_record() {
+        let events: Vec<Event> = (1..=1000)
+            .map(|i| rec(i, i64::from(i) * 3, if i % 7 == 0 { "b" } else { "a" }))
+            .collect();
+        let whole = fold(events.clone());
+        let mut folder = Folder::default();
+        for chunk in events.chunks(64) {
+            for ev in fold(chunk.to_vec()) {
+                folder.push(ev);
+            }
+        }
+        let joined = folder.finish();
+        assert_eq!(total(&joined), 1000);
+        assert_eq!(total(&whole), 1000);
+        // Spans survive the joints.
+        let span = |evs: &[Event]| {
+            evs.iter()
+                .filter_map(|e| e.repeat.as_deref())
+                .map(|r| r.min_span[1])
+                .min()
+        };
+        assert_eq!(span(&joined), span(&whole));
+    }
+}
