@@ -1029,3 +1029,49 @@ fn hostile_files_larger_than_a_piece_are_handled_alike_in_every_container() {
     assert!(reports.iter().all(|r| *r == reports[0]));
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// A dense incident: the refused status GETs of `handmade-agent-died` logged again on every
+/// reconcile for hours, across several of the reader's pieces. The sieved analysis folds the
+/// repeats; the full parse keeps every record: both must give the same causes, counts and
+/// evidence lines.
+#[test]
+fn folded_repeats_give_what_every_record_gives() {
+    let out = scratch("storm");
+    let dir = out.join("agent-died-storm");
+    copy_tree(&common::root().join("corpus/handmade-agent-died"), &dir);
+    let log = dir.join("operator-log.txt");
+    let text = std::fs::read_to_string(&log).unwrap();
+    // The last reconcile's lines, without their stamps.
+    let block: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("2023-08-22T16:09:39.209Z"))
+        .map(|l| &l[24..])
+        .collect();
+    assert!(block.len() >= 2);
+    let mut grown = text.clone();
+    let start = 16 * 3600 + 10 * 60;
+    for i in 0..4_000u32 {
+        let t = start + i * 2;
+        let stamp = format!(
+            "2023-08-22T{:02}:{:02}:{:02}.{:03}Z",
+            t / 3600,
+            t / 60 % 60,
+            t % 60,
+            i % 1000
+        );
+        for rest in &block {
+            grown.push_str(&stamp);
+            grown.push_str(rest);
+            grown.push('\n');
+        }
+    }
+    assert!(grown.len() > 5 << 20, "the storm must span several pieces");
+    std::fs::write(&log, grown).unwrap();
+    assert_sieve_matches_full_parse(&dir);
+    let report = stdout_of(&["analyze", dir.to_str().unwrap(), "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&report).unwrap();
+    assert_eq!(v["causes"][0]["id"], "dashboard_agent_died_after_deploy");
+    // Folded records still count as records.
+    assert!(v["stats"]["events"].as_u64().unwrap() >= 8_000);
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -573,7 +573,9 @@ fn placeholder(
     let mut times: Vec<Micros> = evidence
         .iter()
         .filter(|e| e.signal == sig_idx)
-        .filter_map(|e| events.get(e.event).and_then(|ev| ev.ts).map(|t| t.micros))
+        .filter_map(|e| events.get(e.event))
+        .flat_map(|ev| [ev.ts.map(|t| t.micros), ev.last_micros()])
+        .flatten()
         .collect();
     let from_evidence = !times.is_empty();
     if !from_evidence {
@@ -755,5 +757,61 @@ text = "bang"
     #[test]
     fn no_block_holds_no_finding() {
         assert!(run(&[(SourceKind::Raylet, "boom")]).is_empty());
+    }
+
+    /// A storm folded into one event: `count` records two seconds apart from `start`.
+    fn folded(line: u32, start_secs: i64, count: u64, text: &str) -> Event {
+        use crate::event::{RawTime, Repeat, Timestamp, TsQuality};
+        let t = |s: i64| s * 1_000_000;
+        let mut ev = Event::new(line, text);
+        ev.kind = SourceKind::Operator;
+        ev.ts = Some(Timestamp {
+            micros: t(start_secs),
+            quality: TsQuality::Exact,
+        });
+        let mut rep = Repeat::single(line, RawTime::Utc(t(start_secs)), t(start_secs));
+        for i in 1..count as i64 {
+            let at = t(start_secs + 2 * i);
+            rep.extend(&Repeat::single(line + i as u32, RawTime::Utc(at), at));
+        }
+        rep.last = Some(t(start_secs + 2 * (count as i64 - 1)));
+        ev.repeat = Some(Box::new(rep));
+        ev
+    }
+
+    #[test]
+    fn a_fold_counts_as_every_record_it_stands_for() {
+        let rule = r###"code = "TST002"
+id = "probe_failure"
+name = "test"
+severity = "error"
+confidence = 0.8
+title = "t"
+summary = "{count:boom} over {span:boom}"
+doc = "## What it detects\nx\n## Why it matters\nx\n## Evidence shown\nx\n## Remediation\nx\n## References\nx\n"
+
+[[signal]]
+name = "boom"
+sources = ["operator"]
+text = ['boom']
+
+[[when]]
+all = [{ count = "boom", at_least = 5, within = "10s" }]
+
+[[sample]]
+signal = "boom"
+text = "boom"
+"###;
+        let engine = Engine::new(vec![load_rule("t.toml", rule).unwrap()]);
+        // 1000 records two seconds apart: five lie within eight seconds.
+        let found = engine.run(&[folded(1, 0, 1000, "boom")]);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].summary, "1000 over 33m18s");
+        // Ten seconds apart: never five within ten seconds, however many.
+        let mut sparse = folded(1, 0, 3, "boom");
+        if let Some(r) = &mut sparse.repeat {
+            r.min_span = [20_000_000; crate::event::REPEAT_SPANS];
+        }
+        assert!(engine.run(&[sparse]).is_empty());
     }
 }
