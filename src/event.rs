@@ -310,7 +310,10 @@ impl Repeat {
             for a in 1..n {
                 let b = n - a;
                 let (Some(&lo), Some(&hi)) = (
-                    self.last_times.len().checked_sub(a).and_then(|i| self.last_times.get(i)),
+                    self.last_times
+                        .len()
+                        .checked_sub(a)
+                        .and_then(|i| self.last_times.get(i)),
                     next.first_times.get(b - 1),
                 ) else {
                     continue;

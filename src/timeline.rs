@@ -65,7 +65,12 @@ impl Timeline {
         let mut times = self
             .events
             .iter()
-            .flat_map(|e| [e.ts.map(|t| t.micros), e.repeat.as_ref().and_then(|r| r.last)])
+            .flat_map(|e| {
+                [
+                    e.ts.map(|t| t.micros),
+                    e.repeat.as_ref().and_then(|r| r.last),
+                ]
+            })
             .flatten();
         let first = times.next()?;
         let (lo, hi) = times.fold((first, first), |(lo, hi), t| (lo.min(t), hi.max(t)));
@@ -183,7 +188,12 @@ fn resolved_window(events: &[Vec<Event>]) -> Option<(Micros, Micros)> {
     let mut times = events
         .iter()
         .flatten()
-        .flat_map(|e| [e.ts.map(|t| t.micros), e.repeat.as_ref().and_then(|r| r.last)])
+        .flat_map(|e| {
+            [
+                e.ts.map(|t| t.micros),
+                e.repeat.as_ref().and_then(|r| r.last),
+            ]
+        })
         .flatten();
     let first = times.next()?;
     Some(times.fold((first, first), |(lo, hi), t| (lo.min(t), hi.max(t))))

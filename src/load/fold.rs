@@ -233,7 +233,12 @@ fn absorb(fold: &mut Option<Event>, item: Item, exemplars: &HashMap<u64, Event>)
         }
         Item::Same(s) => {
             let rep = Box::new(Repeat::single(s.line, s.raw, s.t));
-            (rep, fold.is_none().then(|| materialize(exemplars, Item::Same(s))).flatten())
+            (
+                rep,
+                fold.is_none()
+                    .then(|| materialize(exemplars, Item::Same(s)))
+                    .flatten(),
+            )
         }
     };
     match fold {
@@ -333,7 +338,9 @@ mod tests {
 
     #[test]
     fn a_run_keeps_its_first_three_and_last_two() {
-        let events: Vec<Event> = (1..=100).map(|i| rec(i, i64::from(i) * 2, "refused")).collect();
+        let events: Vec<Event> = (1..=100)
+            .map(|i| rec(i, i64::from(i) * 2, "refused"))
+            .collect();
         let out = fold(events);
         let lines: Vec<u32> = out.iter().map(|e| e.line).collect();
         assert_eq!(lines, vec![1, 2, 3, 4, 99, 100]);
@@ -346,9 +353,21 @@ mod tests {
 
     #[test]
     fn ids_and_times_fold_other_words_do_not() {
-        let a = rec(1, 1, "reconcile 6f9c1d2e-8a47-4b9e-9c55-0d2e71a4b6f3 failed: exit code 137");
-        let b = rec(2, 2, "reconcile 0d2e71a4-8a47-4b9e-9c55-6f9c1d2e71a4 failed: exit code 137");
-        let c = rec(3, 3, "reconcile 0d2e71a4-8a47-4b9e-9c55-6f9c1d2e71a4 failed: exit code 1");
+        let a = rec(
+            1,
+            1,
+            "reconcile 6f9c1d2e-8a47-4b9e-9c55-0d2e71a4b6f3 failed: exit code 137",
+        );
+        let b = rec(
+            2,
+            2,
+            "reconcile 0d2e71a4-8a47-4b9e-9c55-6f9c1d2e71a4 failed: exit code 137",
+        );
+        let c = rec(
+            3,
+            3,
+            "reconcile 0d2e71a4-8a47-4b9e-9c55-6f9c1d2e71a4 failed: exit code 1",
+        );
         assert_eq!(fold_key(&a), fold_key(&b));
         assert_ne!(fold_key(&b), fold_key(&c));
         let mut untimed = Event::new(4, "x");
@@ -358,7 +377,9 @@ mod tests {
 
     #[test]
     fn a_rare_record_ends_the_runs_around_it() {
-        let mut events: Vec<Event> = (1..=10).map(|i| rec(i, i64::from(i), "get refused")).collect();
+        let mut events: Vec<Event> = (1..=10)
+            .map(|i| rec(i, i64::from(i), "get refused"))
+            .collect();
         events.push(rec(11, 11, "put ok"));
         events.extend((12..=21).map(|i| rec(i, i64::from(i), "get refused")));
         let out = fold(events);

@@ -5,10 +5,10 @@ use super::count_lines;
 use std::collections::HashMap;
 
 use super::fold::{fold_key, Folder, Same};
-use crate::event::RawTime;
-use crate::parse::stamp::line_key;
 use crate::diag::Diagnostic;
+use crate::event::RawTime;
 use crate::event::{Event, Micros, SourceKind};
+use crate::parse::stamp::line_key;
 use crate::parse::{self, ParseOutput};
 use crate::rules::sieve::{Hit, Sieve, LOOKAHEAD_LINES, LOOKBACK_LINES};
 
@@ -197,7 +197,9 @@ fn fold_with_repeats(
     for (line, key, t, start, end) in sames {
         let exemplar = *exemplars.entry(key).or_insert_with(|| {
             let &(ex_line, ex_t, ex_start) = first_of.get(&key)?;
-            let at = events.binary_search_by_key(&(ex_line as u32 + 1), |e| e.line).ok()?;
+            let at = events
+                .binary_search_by_key(&(ex_line as u32 + 1), |e| e.line)
+                .ok()?;
             let ev = &events[at];
             let date = text.get(ex_start..ex_start + 11)?;
             let date = std::str::from_utf8(date).ok()?.trim_start_matches('[');
@@ -223,7 +225,11 @@ fn fold_with_repeats(
                 repeats.push(Same {
                     line: line as u32 + 1,
                     key: fold_key,
-                    raw: if utc { RawTime::Utc(t) } else { RawTime::Naive(t) },
+                    raw: if utc {
+                        RawTime::Utc(t)
+                    } else {
+                        RawTime::Naive(t)
+                    },
                     t,
                 });
             }

@@ -252,7 +252,13 @@ pub fn analyze(
         let listed: Vec<String> = generic_failures
             .iter()
             .take(3)
-            .map(|(c, f, idxs)| format!("{c} raised {}{}", f.headline(), times(records(events, idxs))))
+            .map(|(c, f, idxs)| {
+                format!(
+                    "{c} raised {}{}",
+                    f.headline(),
+                    times(records(events, idxs))
+                )
+            })
             .collect();
         let more = generic_failures.len().saturating_sub(3);
         let summary = format!(
@@ -311,9 +317,10 @@ pub fn analyze(
                     level: level.as_str(),
                     count: t.events.iter().map(|&i| events[i].weight() as usize).sum(),
                     first: t.events.first().and_then(|&i| time(i)),
-                    last: t.events.last().and_then(|&i| {
-                        events[i].last_micros().map(format_rfc3339)
-                    }),
+                    last: t
+                        .events
+                        .last()
+                        .and_then(|&i| events[i].last_micros().map(format_rfc3339)),
                     known_noise: known,
                     score: 0.0,
                 },

@@ -6,7 +6,6 @@
 //! no grammar recognises becomes an event holding its raw text, with no time, and is counted
 //! in `unparsed_lines`. Parsers leave `Event::file` and `Event::kind` to the pipeline.
 
-pub mod stamp;
 pub mod describe;
 pub mod generic;
 pub mod kube_events;
@@ -18,6 +17,7 @@ pub mod primitives;
 pub mod ray_cpp;
 pub mod ray_python;
 pub mod serve;
+pub mod stamp;
 pub mod tree;
 pub mod worker;
 

@@ -12,9 +12,14 @@ use crate::event::{micros_from_civil, Micros};
 pub fn line_key(line: &[u8]) -> Option<(u64, Micros)> {
     let skip = usize::from(line.first() == Some(&b'['));
     let b = line.get(skip..)?;
-    let digit = |i: usize| b.get(i).filter(|c| c.is_ascii_digit()).map(|c| u32::from(c - b'0'));
+    let digit = |i: usize| {
+        b.get(i)
+            .filter(|c| c.is_ascii_digit())
+            .map(|c| u32::from(c - b'0'))
+    };
     let num = |r: std::ops::Range<usize>| -> Option<u32> {
-        r.into_iter().try_fold(0u32, |acc, i| Some(acc * 10 + digit(i)?))
+        r.into_iter()
+            .try_fold(0u32, |acc, i| Some(acc * 10 + digit(i)?))
     };
     let sep = |i: usize, c: &[u8]| b.get(i).is_some_and(|x| c.contains(x));
     if !(sep(4, b"-") && sep(7, b"-") && sep(10, b"T ") && sep(13, b":") && sep(16, b":")) {

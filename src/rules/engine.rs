@@ -521,7 +521,12 @@ fn first_window(
             break;
         }
     }
-    best.map(|(_, members)| members.iter().filter_map(|&i| list.get(i).cloned()).collect())
+    best.map(|(_, members)| {
+        members
+            .iter()
+            .filter_map(|&i| list.get(i).cloned())
+            .collect()
+    })
 }
 
 /// Fills `{count:sig}`, `{first:sig}`, `{last:sig}`, `{span:sig}`, `{key:sig}` and
@@ -579,11 +584,7 @@ fn placeholder(
         .collect();
     let from_evidence = !times.is_empty();
     if !from_evidence {
-        times = list
-            .iter()
-            .flat_map(|o| [o.ts, o.last])
-            .flatten()
-            .collect();
+        times = list.iter().flat_map(|o| [o.ts, o.last]).flatten().collect();
     }
     // The count covers the episode the evidence shows, not the whole bundle.
     let count = match (from_evidence, times.iter().min(), times.iter().max()) {
