@@ -102,13 +102,16 @@ pub(super) fn parse_windows(
         if starts_record(&text[start..end]) && (end == text.len() || starts_record(&text[end..])) {
             // A one-line record: nothing before or after it belongs to it.
             if let Some((key, t)) = line_key(&text[start..end]) {
-                if first_of.contains_key(&key) {
-                    if start >= head_end && end <= tail_from {
-                        sames.push((line, key, t, start, end));
-                        continue;
+                match first_of.entry(key) {
+                    std::collections::hash_map::Entry::Occupied(_) => {
+                        if start >= head_end && end <= tail_from {
+                            sames.push((line, key, t, start, end));
+                            continue;
+                        }
                     }
-                } else {
-                    first_of.insert(key, (line, t, start));
+                    std::collections::hash_map::Entry::Vacant(v) => {
+                        v.insert((line, t, start));
+                    }
                 }
             }
             push(line, start, end);
