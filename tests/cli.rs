@@ -1031,12 +1031,11 @@ fn hostile_files_larger_than_a_piece_are_handled_alike_in_every_container() {
 }
 
 /// A dense incident: the refused status GETs of `handmade-agent-died` logged again on every
-/// reconcile for hours, across several of the reader's pieces. The sieved analysis folds the
-/// repeats; the full parse keeps every record: both must give the same causes, counts and
-/// evidence lines.
-#[test]
-fn folded_repeats_give_what_every_record_gives() {
-    let out = scratch("storm");
+/// reconcile for hours, across several of the reader's pieces, each reconcile with an id of
+/// its own when `ids`. The sieved analysis folds the repeats; the full parse keeps every
+/// record: both must give the same causes, counts and evidence lines.
+fn storm(name: &str, ids: bool) -> (PathBuf, PathBuf) {
+    let out = scratch(name);
     let dir = out.join("agent-died-storm");
     copy_tree(&common::root().join("corpus/handmade-agent-died"), &dir);
     let log = dir.join("operator-log.txt");
@@ -1061,17 +1060,49 @@ fn folded_repeats_give_what_every_record_gives() {
         );
         for rest in &block {
             grown.push_str(&stamp);
-            grown.push_str(rest);
+            match rest.strip_suffix('}').filter(|_| ids) {
+                Some(open) => {
+                    grown.push_str(open);
+                    grown.push_str(&format!(
+                        ", \"reconcileID\": \"{:08x}-8a47-4b9e-9c55-{:012x}\"}}",
+                        i.wrapping_mul(2_654_435_761),
+                        u64::from(i) * 7919
+                    ));
+                }
+                None => grown.push_str(rest),
+            }
             grown.push('\n');
         }
     }
     assert!(grown.len() > 5 << 20, "the storm must span several pieces");
     std::fs::write(&log, grown).unwrap();
+    (out, dir)
+}
+
+#[test]
+fn folded_repeats_give_what_every_record_gives() {
+    let (out, dir) = storm("storm", false);
     assert_sieve_matches_full_parse(&dir);
     let report = stdout_of(&["analyze", dir.to_str().unwrap(), "--format", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&report).unwrap();
     assert_eq!(v["causes"][0]["id"], "dashboard_agent_died_after_deploy");
     // Folded records still count as records.
     assert!(v["stats"]["events"].as_u64().unwrap() >= 8_000);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn repeats_with_ids_of_their_own_show_their_own_ids() {
+    let (out, dir) = storm("storm-ids", true);
+    assert_sieve_matches_full_parse(&dir);
+    // The evidence text is the full parse's, word for word.
+    let sieved = evidence(&stdout_of(&[
+        "analyze",
+        dir.to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
+    let full = serde_json::to_vec(&common::full_report(&dir)).unwrap();
+    assert_eq!(sieved, evidence(&full));
     let _ = std::fs::remove_dir_all(&out);
 }

@@ -24,7 +24,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use crate::event::{Event, Micros, RawTime, Repeat};
-use crate::parse::stamp::Fx;
+use crate::parse::stamp::{Fx, MAX_IDS};
 
 /// Records of a run kept at its start.
 pub(super) const HEAD: usize = 3;
@@ -37,11 +37,15 @@ const RARE: u64 = 3;
 /// `parse::stamp`): it is not parsed, and becomes an event only if it is kept.
 pub(super) struct Same {
     pub(super) line: u32,
-    /// The fold key of its exemplar (registered with [`Folder::exemplar`]).
+    /// The fold key of its exemplar.
     pub(super) key: u64,
+    /// The exemplar, as registered with [`Folder::exemplar`] (the line key).
+    pub(super) exemplar: u64,
     pub(super) raw: RawTime,
     /// `raw` as micros.
     pub(super) t: Micros,
+    /// Its UUIDs, which take the place of the exemplar's.
+    pub(super) ids: [[u8; 36]; MAX_IDS],
 }
 
 /// What a run holds: a parsed record, or one that repeats an exemplar.
@@ -84,20 +88,23 @@ pub(super) struct Folder {
     out: Vec<Event>,
     runs: HashMap<u64, Run>,
     seen: HashMap<u64, u64>,
-    /// Parsed records that [`Same`]s repeat, by fold key.
-    exemplars: HashMap<u64, Event>,
+    /// Parsed records that [`Same`]s repeat, with their UUIDs, by line key.
+    exemplars: HashMap<u64, Exemplar>,
     /// The largest first line pushed so far: a record that two pieces both parsed (it
     /// starts in one and holds a hit of the next) comes again with the same first line.
     last_line: u32,
 }
 
 impl Folder {
-    /// Registers the record that [`Same`]s of `key` repeat.
-    pub(super) fn exemplar(&mut self, key: u64, ev: &Event) {
+    /// Registers the record that [`Same`]s of line key `key` repeat, and its UUIDs.
+    pub(super) fn exemplar(&mut self, key: u64, ev: &Event, ids: &[[u8; 36]]) {
         self.exemplars.entry(key).or_insert_with(|| {
-            let mut e = ev.clone();
-            e.repeat = None;
-            e
+            let mut event = ev.clone();
+            event.repeat = None;
+            Exemplar {
+                event,
+                ids: ids.to_vec(),
+            }
         });
     }
 
@@ -193,20 +200,44 @@ fn fold(events: Vec<Event>) -> Vec<Event> {
     folder.finish()
 }
 
-/// The event an item stands for: a [`Same`] is its exemplar at its own line and time.
-fn materialize(exemplars: &HashMap<u64, Event>, item: Item) -> Option<Event> {
+/// A parsed record that others repeat, and the UUIDs of its line.
+struct Exemplar {
+    event: Event,
+    ids: Vec<[u8; 36]>,
+}
+
+/// The event an item stands for: a [`Same`] is its exemplar at its own line and time, with
+/// its own UUIDs.
+fn materialize(exemplars: &HashMap<u64, Exemplar>, item: Item) -> Option<Event> {
     match item {
         Item::Real(e) => Some(e),
-        Item::Same(s) => exemplars.get(&s.key).map(|ex| {
-            let mut e = ex.clone();
+        Item::Same(s) => exemplars.get(&s.exemplar).map(|ex| {
+            let mut e = ex.event.clone();
             e.line = s.line;
             e.raw_time = Some(s.raw);
+            for (old, new) in ex.ids.iter().zip(&s.ids) {
+                if old == new {
+                    continue;
+                }
+                let (Ok(old), Ok(new)) = (std::str::from_utf8(old), std::str::from_utf8(new))
+                else {
+                    continue;
+                };
+                for text in std::iter::once(&mut e.message)
+                    .chain(std::iter::once(&mut e.component))
+                    .chain(e.fields.iter_mut().map(|(_, v)| v))
+                {
+                    if text.contains(old) {
+                        *text = text.replace(old, new);
+                    }
+                }
+            }
             e
         }),
     }
 }
 
-fn flush(run: &mut Run, out: &mut Vec<Event>, exemplars: &HashMap<u64, Event>) {
+fn flush(run: &mut Run, out: &mut Vec<Event>, exemplars: &HashMap<u64, Exemplar>) {
     if let Some(mut f) = run.fold.take() {
         if f.repeat.as_ref().is_some_and(|r| r.count < 2) {
             f.repeat = None;
@@ -218,7 +249,7 @@ fn flush(run: &mut Run, out: &mut Vec<Event>, exemplars: &HashMap<u64, Event>) {
 
 /// Folds `item` into `fold` (it becomes the fold when there is none). Only records with a key
 /// come here, so they have an absolute time.
-fn absorb(fold: &mut Option<Event>, item: Item, exemplars: &HashMap<u64, Event>) {
+fn absorb(fold: &mut Option<Event>, item: Item, exemplars: &HashMap<u64, Exemplar>) {
     let (rep, ev) = match item {
         Item::Real(mut ev) => {
             let rep = match ev.repeat.take() {

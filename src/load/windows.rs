@@ -8,7 +8,7 @@ use super::fold::{fold_key, Folder, Same};
 use crate::diag::Diagnostic;
 use crate::event::RawTime;
 use crate::event::{Event, Micros, SourceKind};
-use crate::parse::stamp::line_key;
+use crate::parse::stamp::{line_key, LineKey};
 use crate::parse::{self, ParseOutput};
 use crate::rules::sieve::{Hit, Sieve, LOOKAHEAD_LINES, LOOKBACK_LINES};
 
@@ -95,22 +95,22 @@ pub(super) fn parse_windows(
     }
     // One-line records that repeat an earlier one of the piece but for their date-time are
     // not parsed (see `parse::stamp`): the first of each key is, and stands for the others.
-    let mut first_of: HashMap<u64, (usize, Micros, usize)> = HashMap::new();
-    let mut sames: Vec<(usize, u64, Micros, usize, usize)> = Vec::new();
+    let mut first_of: HashMap<u64, (usize, LineKey, usize)> = HashMap::new();
+    let mut sames: Vec<(usize, LineKey, usize, usize)> = Vec::new();
     for &(line, start) in &hits {
         let end = forward_lines(text, start, 1);
         if starts_record(&text[start..end]) && (end == text.len() || starts_record(&text[end..])) {
             // A one-line record: nothing before or after it belongs to it.
-            if let Some((key, t)) = line_key(&text[start..end]) {
-                match first_of.entry(key) {
+            if let Some(k) = line_key(&text[start..end]) {
+                match first_of.entry(k.key) {
                     std::collections::hash_map::Entry::Occupied(_) => {
-                        if start >= head_end && end <= tail_from {
-                            sames.push((line, key, t, start, end));
+                        if start >= head_end && end <= tail_from && k.ids().is_some() {
+                            sames.push((line, k, start, end));
                             continue;
                         }
                     }
                     std::collections::hash_map::Entry::Vacant(v) => {
-                        v.insert((line, t, start));
+                        v.insert((line, k, start));
                     }
                 }
             }
@@ -190,16 +190,21 @@ fn fold_with_repeats(
     kind: SourceKind,
     text: &[u8],
     mut events: Vec<Event>,
-    first_of: &HashMap<u64, (usize, Micros, usize)>,
-    sames: Vec<(usize, u64, Micros, usize, usize)>,
+    first_of: &HashMap<u64, (usize, LineKey, usize)>,
+    sames: Vec<(usize, LineKey, usize, usize)>,
 ) -> Vec<Event> {
     let mut folder = Folder::default();
     let mut repeats: Vec<Same> = Vec::with_capacity(sames.len());
     // Line key -> (fold key, the exemplar's parsed time and its stamp's time, raw variant).
     let mut exemplars: HashMap<u64, Option<(u64, Micros, Micros, bool)>> = HashMap::new();
-    for (line, key, t, start, end) in sames {
-        let exemplar = *exemplars.entry(key).or_insert_with(|| {
-            let &(ex_line, ex_t, ex_start) = first_of.get(&key)?;
+    for (line, k, start, end) in sames {
+        let exemplar = *exemplars.entry(k.key).or_insert_with(|| {
+            let &(ex_line, ex_k, ex_start) = first_of.get(&k.key)?;
+            let ids = ex_k.ids()?;
+            // The UUIDs of the exemplar must be told apart to be replaced.
+            if ids.len() == 2 && ids[0] == ids[1] {
+                return None;
+            }
             let at = events
                 .binary_search_by_key(&(ex_line as u32 + 1), |e| e.line)
                 .ok()?;
@@ -219,15 +224,17 @@ fn fold_with_repeats(
                 return None;
             }
             let fold_key = fold_key(ev)?;
-            folder.exemplar(fold_key, ev);
-            Some((fold_key, micros, ex_t, utc))
+            folder.exemplar(k.key, ev, ids);
+            Some((fold_key, micros, ex_k.t, utc))
         });
         match exemplar {
             Some((fold_key, micros, ex_t, utc)) => {
-                let t = micros + (t - ex_t);
+                let t = micros + (k.t - ex_t);
                 repeats.push(Same {
                     line: line as u32 + 1,
                     key: fold_key,
+                    exemplar: k.key,
+                    ids: k.ids,
                     raw: if utc {
                         RawTime::Utc(t)
                     } else {
@@ -342,4 +349,56 @@ pub(super) fn forward_lines(text: &[u8], pos: usize, n: usize) -> usize {
     memchr::memchr_iter(b'\n', &text[pos..])
         .nth(n.saturating_sub(1))
         .map_or(text.len(), |i| pos + i + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn repeated_lines_read_from_an_exemplar_keep_their_own_time_and_ids() {
+        use crate::rules::sieve::Hit;
+        let mut text = String::new();
+        for i in 0..40u32 {
+            text.push_str(&format!(
+                "2024-04-25T23:{:02}:{:02}.720Z\tERROR\tcontrollers.RayService\tFail to reconcileServe.\t{{\"error\": \"refused\", \"reconcileID\": \"{:08x}-edb5-467e-bc3b-82910187b923\"}}\n",
+                i / 60,
+                i % 60,
+                i
+            ));
+        }
+        let bytes = text.as_bytes();
+        let hits: Vec<Hit> = (0..40)
+            .map(|line| Hit {
+                line,
+                start: bytes
+                    .split(|&b| b == b'\n')
+                    .take(line)
+                    .map(|l| l.len() + 1)
+                    .sum(),
+            })
+            .collect();
+        let out = parse_windows(
+            SourceKind::Operator,
+            bytes,
+            0..bytes.len(),
+            0,
+            &hits,
+            false,
+            false,
+        );
+        let full = parse::parse(SourceKind::Operator, bytes).events;
+        assert_eq!(out.events.iter().map(Event::weight).sum::<u64>(), 40);
+        for ev in &out.events {
+            let mut ev = ev.clone();
+            ev.repeat = None;
+            assert_eq!(
+                Some(&ev),
+                full.get(ev.line as usize - 1),
+                "line {}",
+                ev.line
+            );
+        }
+    }
 }

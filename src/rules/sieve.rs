@@ -394,8 +394,8 @@ impl Sieve {
                     // A line that repeats an earlier one but for its leading date-time
                     // gets that line's verdict: in a dense incident, most lines do.
                     let holds = match crate::parse::stamp::line_key(text) {
-                        Some((key, _)) => *verdicts
-                            .entry(key)
+                        Some(k) => *verdicts
+                            .entry(k.key)
                             .or_insert_with(|| self.holds(kc, text, &mut present)),
                         None => self.holds(kc, text, &mut present),
                     };
