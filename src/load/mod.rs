@@ -254,7 +254,9 @@ fn parse_entry(entry: Entry, sieve: Option<&Sieve>) -> Parsed {
                 Some(sieve) if !whole_document(kind) && !sieve.needs_full(kind) => {
                     (kind, parse_sieved(kind, bytes, sieve))
                 }
-                _ => (kind, parse::parse(kind, bytes)),
+                // `analyze` folds the rows of huge events tables (`parse::fold`).
+                Some(_) => (kind, parse::parse_folding(kind, bytes)),
+                None => (kind, parse::parse(kind, bytes)),
             }
         }
     };

@@ -93,6 +93,7 @@ impl Router {
                 buf.extend_from_slice(&entry.bytes);
                 if last {
                     let bytes = std::mem::take(buf);
+                    let sieve = folding(self.sieve.as_ref(), &open.path, &bytes);
                     run(Job::Whole(
                         Entry {
                             path: open.path.clone(),
@@ -101,7 +102,7 @@ impl Router {
                             piece: bundle::Piece::WHOLE,
                             cuts: std::mem::take(cuts),
                         },
-                        None,
+                        sieve,
                     ));
                 }
             }
@@ -183,7 +184,8 @@ impl Router {
         let first_end = piece_end(&entry.bytes, 0, PIECE_BYTES);
         let kind = self.sieved_kind(&entry.path, &entry.bytes[..first_end]);
         let (Some(kind), Some(sieve)) = (kind, self.sieve.clone()) else {
-            return run(Job::Whole(entry, None));
+            let sieve = folding(self.sieve.as_ref(), &entry.path, &entry.bytes[..first_end]);
+            return run(Job::Whole(entry, sieve));
         };
         let entry = Arc::new(entry);
         let len = entry.bytes.len();
@@ -227,6 +229,16 @@ impl Router {
             index = index.saturating_add(1);
         }
     }
+}
+
+/// The sieve to parse a file read whole with: for `analyze` (a sieve is given), a Kubernetes
+/// document in UTF-8 gets it, so that the rows of a huge events table are folded
+/// (`parse::fold`); any other file is parsed in full, as before.
+fn folding(sieve: Option<&Arc<Sieve>>, path: &str, head: &[u8]) -> Option<Arc<Sieve>> {
+    let sieve = sieve?;
+    let utf16 = head.starts_with(&[0xFF, 0xFE]) || head.starts_with(&[0xFE, 0xFF]);
+    (!utf16 && binary_content(head).is_none() && whole_document(classify(path, head)))
+        .then(|| Arc::clone(sieve))
 }
 
 /// Where the piece that starts at `start` ends: at the last line end within `size` bytes,
