@@ -1104,5 +1104,114 @@ fn repeats_with_ids_of_their_own_show_their_own_ids() {
     ]));
     let full = serde_json::to_vec(&common::full_report(&dir)).unwrap();
     assert_eq!(sieved, evidence(&full));
+
+/// The diagnostics of a JSON report as (file, line, problem).
+fn diagnostics(report: &[u8]) -> Vec<(String, Option<u64>, String)> {
+    let v: serde_json::Value = serde_json::from_slice(report).unwrap();
+    v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["file"].as_str().unwrap().to_string(),
+                d["line"].as_u64(),
+                d["problem"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_line_longer_than_the_limit_is_cut_and_named_in_every_container() {
+    // An operator log whose incident follows a 3 MiB line (one of a 3 MB bundle's own), in a
+    // file that spans several pieces: the line is cut and named once, by file and line, and
+    // the incident after it is found on its own lines, whatever the container.
+    let out = scratch("long-line");
+    let dir = out.join("big-long-line");
+    std::fs::create_dir_all(&dir).unwrap();
+    let healthy = "2022-06-15T21:40:00.000Z\tINFO\tcontroller.rayservice\tReconciling the cluster component.\n";
+    let incident = std::fs::read_to_string(
+        common::root().join("tests/fixtures/rules/DSH003/fires/operator.txt"),
+    )
+    .unwrap();
+    let before = (3 << 20) / healthy.len();
+    let long: String = (0..3 << 20)
+        .map(|i| (b'a' + (i % 23) as u8) as char)
+        .collect();
+    let text = |line: &str| format!("{}{line}\n{incident}", healthy.repeat(before));
+    let log = text(&format!(
+        "2022-06-15T21:40:01.000Z\tINFO\tcontroller.rayservice\t{long}"
+    ));
+    std::fs::write(dir.join("operator.txt"), &log).unwrap();
+    let (_, tgz, zip) = pack(&dir, &out);
+    // The same log with a short line in place of the long one: the same evidence.
+    let short_dir = out.join("short");
+    std::fs::create_dir_all(&short_dir).unwrap();
+    std::fs::write(short_dir.join("operator.txt"), text("short")).unwrap();
+    let want_evidence = evidence(&stdout_of(&[
+        "analyze",
+        short_dir.to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
+    assert!(want_evidence
+        .iter()
+        .all(|(_, line, _)| *line > before as u64 + 1));
+
+    let single = dir.join("operator.txt");
+    let mut reports = Vec::new();
+    for bundle in [&dir, &tgz, &zip, &single] {
+        for threads in ["1", "2"] {
+            let got = stdout_of(&[
+                "analyze",
+                bundle.to_str().unwrap(),
+                "--format",
+                "json",
+                "--threads",
+                threads,
+            ]);
+            let at = format!("{} with {threads} threads", bundle.display());
+            assert_eq!(evidence(&got), want_evidence, "{at}");
+            let cut: Vec<_> = diagnostics(&got)
+                .into_iter()
+                .filter(|(_, _, problem)| problem.contains("bytes cut"))
+                .collect();
+            let length = long.len() + 52;
+            let want = format!(
+                "line of {length} bytes is longer than the limit of 1048576 bytes: only its first 1048576 bytes are read, {} bytes cut",
+                length - (1 << 20)
+            );
+            assert_eq!(
+                cut,
+                vec![("operator.txt".to_string(), Some(before as u64 + 1), want)],
+                "{at}"
+            );
+            reports.push(strip_volatile(&got));
+        }
+    }
+    assert!(reports.iter().all(|r| *r == reports[0]));
+    // Standard input: the same cut, named under `stdin`.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_raysift"))
+        .args(["analyze", "-", "--format", "json"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(log.as_bytes()));
+    let got = child.wait_with_output().unwrap();
+    assert!(writer.join().unwrap().is_ok());
+    let from_stdin: Vec<_> = want_evidence
+        .into_iter()
+        .map(|(_, line, text)| ("stdin".to_string(), line, text))
+        .collect();
+    assert_eq!(evidence(&got.stdout), from_stdin);
+    let lines: Vec<_> = diagnostics(&got.stdout)
+        .into_iter()
+        .filter(|(_, _, problem)| problem.contains("bytes cut"))
+        .map(|(file, line, _)| (file, line))
+        .collect();
+    assert_eq!(lines, vec![("stdin".to_string(), Some(before as u64 + 1))]);
     let _ = std::fs::remove_dir_all(&out);
 }

@@ -4,11 +4,13 @@
 //!
 //! Invariants: nothing is extracted to disk; no link or `..` path leads outside the bundle;
 //! a file reached through several links is yielded once; archive members are streamed, and
-//! plain files mapped (or, with [`walk_in_pieces`], streamed when larger than a piece); this module never looks at what a file means (that is
-//! `classify`). Problems with single members are diagnostics; only a bundle that cannot be
-//! opened at all is an [`OpenError`].
+//! plain files mapped (or, with [`walk_in_pieces`], streamed when larger than a piece); a line
+//! longer than [`MAX_LINE_BYTES`] is cut as it is read ([`Cut`]); this module never looks at
+//! what a file means (that is `classify`). Problems with single members are diagnostics; only
+//! a bundle that cannot be opened at all is an [`OpenError`].
 
 mod archive;
+mod cut;
 mod dir;
 mod path;
 mod sniff;
@@ -19,6 +21,8 @@ use std::io::{self, Read, Seek};
 use std::path::{Path, PathBuf};
 
 use crate::diag::Diagnostic;
+use cut::LineCap;
+pub use cut::{Cut, MAX_LINE_BYTES};
 use sniff::Magic;
 
 /// Read size for an archive streamed from disk.
@@ -50,6 +54,9 @@ pub struct Entry {
     pub bytes: Bytes,
     /// Which piece of the file this is; a file read whole is piece 0 and the last.
     pub piece: Piece,
+    /// The lines of these bytes that were cut at [`MAX_LINE_BYTES`], in order, by offset in
+    /// `bytes`.
+    pub cuts: Vec<Cut>,
 }
 
 /// Spare piece buffers, handed back once a piece is parsed: reading a large bundle then
@@ -233,6 +240,8 @@ struct Walker<'a> {
     piece_bytes: usize,
     /// Where the buffers of pieces come from (and go back to once parsed).
     buffers: Option<&'a Buffers>,
+    /// Lines longer than this are cut ([`MAX_LINE_BYTES`]; tests set less).
+    line_bytes: usize,
 }
 
 /// What the yielded paths so far say about a common top-level folder.
@@ -264,6 +273,7 @@ impl<'a> Walker<'a> {
             root: Root::Unseen,
             piece_bytes: usize::MAX,
             buffers: None,
+            line_bytes: MAX_LINE_BYTES,
         }
     }
 
@@ -495,20 +505,24 @@ impl<'a> Walker<'a> {
         if self.piece_bytes != usize::MAX {
             return self.plain_in_pieces(path, mtime, exact, reader);
         }
-        match self.read_limited(&path, exact, reader) {
+        let mut reader = LineCap::new(reader, self.line_bytes);
+        let got = self.read_limited(&path, exact, &mut reader);
+        let cuts = reader.all_cuts();
+        let skipped = Cut::skipped_bytes(&cuts);
+        match got {
             Got::Full(data) => {
-                let got = data.len() as u64;
+                let got = data.len() as u64 + skipped;
                 match exact {
                     Some(want) if got < want => {
                         self.diag(
                             path.clone(),
                             format!("truncated: only {got} of {want} bytes could be read, the part read is kept"),
                         );
-                        self.emit(path, mtime, Bytes::Owned(data));
+                        self.emit_cut(path, mtime, Bytes::Owned(data), cuts);
                         true
                     }
                     _ => {
-                        self.emit(path, mtime, Bytes::Owned(data));
+                        self.emit_cut(path, mtime, Bytes::Owned(data), cuts);
                         false
                     }
                 }
@@ -518,10 +532,10 @@ impl<'a> Walker<'a> {
                     path.clone(),
                     format!(
                         "reading stopped after {} bytes, the part read is kept: {e}",
-                        data.len()
+                        data.len() as u64 + skipped
                     ),
                 );
-                self.emit(path, mtime, Bytes::Owned(data));
+                self.emit_cut(path, mtime, Bytes::Owned(data), cuts);
                 true
             }
             Got::Refused => false,
@@ -544,9 +558,14 @@ impl<'a> Walker<'a> {
         let cap = self.read_cap();
         self.summary.entries += 1;
         self.note_root(&path);
+        // Long lines are cut before pieces are: a piece then ends at a line end within its
+        // size plus one cut line, however long the lines of the file.
+        let mut reader = LineCap::new(reader, self.line_bytes);
         let size = self.piece_bytes;
         let mut carry: Vec<u8> = Vec::new();
         let mut got = 0u64;
+        // Bytes of cut lines skipped, for the truncation checks.
+        let mut skipped = 0u64;
         let mut index = 0u32;
         let mut broken: Option<io::Error> = None;
         loop {
@@ -565,7 +584,7 @@ impl<'a> Walker<'a> {
             loop {
                 let want = size.saturating_sub(buf.len()).max(1 << 16) as u64;
                 let want = want.min(cap.saturating_add(1).saturating_sub(got + buf.len() as u64));
-                match reader.take(want).read_to_end(&mut buf) {
+                match (&mut reader).take(want).read_to_end(&mut buf) {
                     Ok(n) if (n as u64) < want => eof = true,
                     Ok(_) => {}
                     Err(e) => {
@@ -589,14 +608,21 @@ impl<'a> Walker<'a> {
                 let cut = memchr::memrchr(b'\n', &buf[..keep.min(buf.len())]).map_or(0, |i| i + 1);
                 buf.truncate(cut);
             }
-            got += buf.len() as u64;
+            if eof {
+                reader.finish();
+            }
+            let end = got + buf.len() as u64;
             let last = eof || over;
+            let cuts = reader.take_cuts(got, if last && !over { u64::MAX } else { end });
+            skipped += Cut::skipped_bytes(&cuts);
+            got = end;
             self.summary.bytes += buf.len() as u64;
             (self.sink)(Entry {
                 path: path.clone(),
                 mtime,
                 bytes: Bytes::Owned(buf),
                 piece: Piece { index, last },
+                cuts,
             });
             index = index.saturating_add(1);
             if over {
@@ -607,6 +633,7 @@ impl<'a> Walker<'a> {
                 break;
             }
         }
+        let got = got + skipped;
         if let Some(e) = broken {
             self.diag(
                 path,
@@ -721,8 +748,19 @@ impl<'a> Walker<'a> {
         true
     }
 
-    /// Yields one entry to the sink, if the limits allow it.
+    /// Yields one entry, mapped or read whole, to the sink, if the limits allow it. A file
+    /// with a line longer than the limit is copied with the line cut.
     fn emit(&mut self, path: String, mtime: Option<i64>, bytes: Bytes) {
+        let cap = self.line_bytes;
+        if cut::has_long_line(&bytes, cap) {
+            let (cut, cuts) = cut::cut_lines(&bytes, cap);
+            return self.emit_cut(path, mtime, Bytes::Owned(cut), cuts);
+        }
+        self.emit_cut(path, mtime, bytes, Vec::new());
+    }
+
+    /// Yields one entry whose long lines are already cut.
+    fn emit_cut(&mut self, path: String, mtime: Option<i64>, bytes: Bytes, cuts: Vec<Cut>) {
         if !self.admit(&path, Some(bytes.len() as u64)) {
             return;
         }
@@ -734,6 +772,7 @@ impl<'a> Walker<'a> {
             mtime,
             bytes,
             piece: Piece::WHOLE,
+            cuts,
         });
     }
 

@@ -1415,3 +1415,128 @@ fn plain_files_larger_than_a_piece_are_read_in_pieces() {
     assert_eq!(small.len(), 1);
     assert_eq!(small[0].1, Piece::WHOLE);
 }
+
+// ---------------------------------------------------------------------------------------
+// Long lines.
+
+/// Walks `path` (or, with `None`, `stream`) with pieces of `piece` bytes and lines cut at
+/// `line` bytes; returns the container, the bytes of `name` joined, and its cuts by offset in
+/// them.
+fn cut_walk(
+    path: Option<&Path>,
+    stream: &[u8],
+    piece: usize,
+    line: usize,
+    name: &str,
+) -> (String, Vec<u8>, Vec<Cut>, Vec<Diagnostic>) {
+    let mut entries = Vec::new();
+    let mut sink = |e: Entry| entries.push(e);
+    let limits = limits();
+    let mut walker = Walker::new(Path::new("b"), &limits, &mut sink);
+    walker.piece_bytes = piece;
+    walker.line_bytes = line;
+    let opened = match path {
+        Some(path) => walker.open_path(path),
+        None => walker.open_stream("stdin", &mut Cursor::new(stream)),
+    };
+    assert!(opened.is_ok());
+    let summary = walker.finish();
+    let (mut bytes, mut cuts) = (Vec::new(), Vec::new());
+    for e in entries
+        .into_iter()
+        .filter(|e| e.path.ends_with(name) || e.path == "stdin")
+    {
+        cuts.extend(e.cuts.iter().map(|c| Cut {
+            at: c.at + bytes.len(),
+            ..*c
+        }));
+        bytes.extend_from_slice(&e.bytes);
+    }
+    (summary.container, bytes, cuts, summary.diagnostics)
+}
+
+#[test]
+fn long_lines_are_cut_alike_in_every_container_and_piece_size() {
+    // Line 3 is 5000 bytes, line 5 (the last, with no newline) 300; the limit is 100.
+    let mut log = b"2024-01-01 00:00:00,000\tINFO x.py:1 -- one\nshort two\n".to_vec();
+    log.extend(std::iter::repeat_n(b'x', 5000));
+    log.extend_from_slice(b"\nfour\n");
+    log.extend(std::iter::repeat_n(b'y', 300));
+    let mut want = b"2024-01-01 00:00:00,000\tINFO x.py:1 -- one\nshort two\n".to_vec();
+    want.extend(std::iter::repeat_n(b'x', 100));
+    want.extend_from_slice(b"\nfour\n");
+    want.extend(std::iter::repeat_n(b'y', 100));
+    let want_cuts = vec![
+        Cut {
+            at: 153,
+            kept: 100,
+            skipped: 4900,
+        },
+        Cut {
+            at: want.len(),
+            kept: 100,
+            skipped: 200,
+        },
+    ];
+
+    let s = Scratch::new("long-lines");
+    let name = "b/head/dashboard.log";
+    s.write(&format!("dir/{name}"), &log);
+    s.write("dashboard.log", &log);
+    s.write("b.tar.gz", &gz(&tar(&[M::File(name.as_bytes(), &log)])));
+    s.write("b.zip", &zip(&[M::File(name.as_bytes(), &log)]));
+    s.write("dashboard.log.gz", &gz(&log));
+    let mut seen = Vec::new();
+    for piece in [usize::MAX, 64, 1000, 4000] {
+        for (path, stream) in [
+            (Some(s.path("dir")), &b""[..]),
+            (Some(s.path("dashboard.log")), &b""[..]),
+            (Some(s.path("b.tar.gz")), &b""[..]),
+            (Some(s.path("b.zip")), &b""[..]),
+            (Some(s.path("dashboard.log.gz")), &b""[..]),
+            (None, &log[..]),
+        ] {
+            let (container, bytes, cuts, diags) =
+                cut_walk(path.as_deref(), stream, piece, 100, "dashboard.log");
+            let at = format!("{container}, pieces of {piece}");
+            assert_eq!(bytes, want, "{at}");
+            assert_eq!(cuts, want_cuts, "{at}");
+            assert!(diags.is_empty(), "{at}: {diags:?}");
+            let lines: Vec<_> = Cut::diagnostics(&cuts, &bytes, 1)
+                .into_iter()
+                .map(|d| d.line)
+                .collect();
+            assert_eq!(lines, vec![Some(3), Some(5)], "{at}");
+            seen.push(container);
+        }
+    }
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen, vec!["directory", "file", "gzip", "tar.gz", "zip"]);
+}
+
+#[test]
+fn a_file_that_is_one_long_line_is_never_held_whole() {
+    // A stream of one 3 MB line: the reader yields its head alone.
+    let line = vec![b'z'; 3 << 20];
+    let mut sizes = Vec::new();
+    let limits = limits();
+    let mut sink = |e: Entry| sizes.push((e.bytes.len(), e.cuts));
+    let mut walker = Walker::new(Path::new("b"), &limits, &mut sink);
+    walker.piece_bytes = 4096;
+    walker.line_bytes = 1000;
+    assert!(walker.open_stream("stdin", &mut Cursor::new(&line)).is_ok());
+    let summary = walker.finish();
+    assert!(summary.diagnostics.is_empty());
+    assert_eq!(
+        sizes,
+        vec![(
+            1000,
+            vec![Cut {
+                at: 1000,
+                kept: 1000,
+                skipped: (3 << 20) - 1000
+            }]
+        )]
+    );
+}

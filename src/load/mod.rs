@@ -233,13 +233,19 @@ pub fn load(path: &Path, cfg: &LoadConfig) -> Result<Loaded, OpenError> {
 
 fn parse_entry(entry: Entry, sieve: Option<&Sieve>) -> Parsed {
     let raw: &[u8] = &entry.bytes;
+    let cut_bytes = bundle::Cut::skipped_bytes(&entry.cuts);
     if let Some(problem) = binary_content(raw) {
-        return skipped(entry.path, entry.mtime, raw.len() as u64, problem);
+        return skipped(
+            entry.path,
+            entry.mtime,
+            raw.len() as u64 + cut_bytes,
+            problem,
+        );
     }
     let decoded = decode_utf16(raw);
     let bytes: &[u8] = decoded.as_deref().unwrap_or(raw);
     let lines = count_lines(bytes);
-    let (kind, out) = match split_cluster_info_sections(bytes) {
+    let (kind, mut out) = match split_cluster_info_sections(bytes) {
         Some(sections) => parse_sections(&entry.path, bytes, &sections),
         None => {
             let kind = classify(&entry.path, bytes);
@@ -247,14 +253,18 @@ fn parse_entry(entry: Entry, sieve: Option<&Sieve>) -> Parsed {
                 Some(sieve) if !whole_document(kind) && !sieve.needs_full(kind) => {
                     (kind, parse_sieved(kind, bytes, sieve))
                 }
-                _ => (kind, parse::parse(kind, bytes)),
+                // `analyze` folds the rows of huge events tables (`parse::row_fold`).
+                Some(_) => (kind, parse::parse_folding(kind, bytes)),
+                None => (kind, parse::parse(kind, bytes)),
             }
         }
     };
+    out.diagnostics
+        .extend(bundle::Cut::diagnostics(&entry.cuts, raw, 1));
     Parsed {
         path: entry.path,
         mtime: entry.mtime,
-        bytes: bytes.len() as u64,
+        bytes: bytes.len() as u64 + cut_bytes,
         lines,
         kind,
         out,

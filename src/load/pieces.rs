@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::fold::Folder;
 use super::windows::{parse_windows, Sieved};
 use super::{count_lines, parse_entry, Parsed};
-use crate::bundle::{Buffers, Entry};
+use crate::bundle::{Buffers, Cut, Entry};
 use crate::event::SourceKind;
 use crate::rules::sieve::Sieve;
 
@@ -40,6 +40,8 @@ pub(super) struct PieceJob {
     pub(super) first: bool,
     pub(super) last: bool,
     pub(super) sieve: Arc<Sieve>,
+    /// Lines of the piece cut as they were read, by offset in the piece.
+    pub(super) cuts: Vec<Cut>,
 }
 
 /// The text of a piece: the piece of a streamed member with the lines around it, joined
@@ -152,9 +154,13 @@ impl Job {
                 let (bytes, lines) = (piece.len() as u64, count_lines(piece));
                 let hits = job.sieve.hits(kind, piece);
                 let before_lines = memchr::memchr_iter(b'\n', before).count();
+                // Line numbers count from the context before the piece, as the parsers' do.
+                let first_line = u32::try_from(before_lines + 1).unwrap_or(u32::MAX);
+                let cut_diagnostics = Cut::diagnostics(&job.cuts, piece, first_line);
+                let bytes = bytes + Cut::skipped_bytes(&job.cuts);
                 // Most pieces hold no hit and are neither a file's head nor its tail: nothing
                 // to parse, so their text is never joined with the lines around it.
-                let out = if hits.is_empty() && !first && !last {
+                let mut out = if hits.is_empty() && !first && !last {
                     job.text.release();
                     Sieved::default()
                 } else {
@@ -162,6 +168,7 @@ impl Job {
                         parse_windows(kind, text, own, before_lines, &hits, first, last)
                     })
                 };
+                out.diagnostics.extend(cut_diagnostics);
                 Part::Piece(Box::new(PieceDone {
                     path: job.path,
                     mtime: job.mtime,

@@ -9,7 +9,7 @@ use super::pieces::{Job, PieceJob, Text, PIECE_BYTES};
 use super::sections::SECTION_START;
 use super::windows::{back_lines, forward_lines};
 use super::{binary_content, skipped, whole_document};
-use crate::bundle::{self, Buffers, Entry};
+use crate::bundle::{self, Buffers, Cut, Entry};
 use crate::classify::classify;
 use crate::event::SourceKind;
 use crate::rules::sieve::{Sieve, LOOKAHEAD_LINES, LOOKBACK_LINES};
@@ -30,14 +30,14 @@ pub(super) struct Open {
 }
 
 pub(super) enum Mode {
-    /// Parsed piece by piece; `held` waits for the head of its successor.
+    /// Parsed piece by piece; `held` (with its cut lines) waits for the head of its successor.
     Sieved {
         kind: SourceKind,
-        held: Option<(u32, Vec<u8>)>,
+        held: Option<(u32, Vec<u8>, Vec<Cut>)>,
         before: Vec<u8>,
     },
-    /// Parsed whole once every piece is in.
-    Gather(Vec<u8>),
+    /// Parsed whole once every piece is in (the bytes and their cut lines).
+    Gather(Vec<u8>, Vec<Cut>),
     /// Not parsed (binary); its bytes are counted.
     Skip { problem: String, bytes: u64 },
 }
@@ -71,7 +71,7 @@ impl Router {
                     held: None,
                     before: Vec::new(),
                 },
-                (None, None) => Mode::Gather(Vec::new()),
+                (None, None) => Mode::Gather(Vec::new(), Vec::new()),
             };
             self.open = Some(Open {
                 path: entry.path.clone(),
@@ -84,23 +84,30 @@ impl Router {
         };
         let last = entry.piece.last;
         match &mut open.mode {
-            Mode::Gather(buf) => {
+            Mode::Gather(buf, cuts) => {
+                let shift = buf.len();
+                cuts.extend(entry.cuts.iter().map(|c| Cut {
+                    at: c.at + shift,
+                    ..*c
+                }));
                 buf.extend_from_slice(&entry.bytes);
                 if last {
                     let bytes = std::mem::take(buf);
+                    let sieve = folding(self.sieve.as_ref(), &open.path, &bytes);
                     run(Job::Whole(
                         Entry {
                             path: open.path.clone(),
                             mtime: open.mtime,
                             bytes: bundle::Bytes::Owned(bytes),
                             piece: bundle::Piece::WHOLE,
+                            cuts: std::mem::take(cuts),
                         },
-                        None,
+                        sieve,
                     ));
                 }
             }
             Mode::Skip { problem, bytes } => {
-                *bytes += entry.bytes.len() as u64;
+                *bytes += entry.bytes.len() as u64 + Cut::skipped_bytes(&entry.cuts);
                 if last {
                     run(Job::Done(skipped(
                         open.path.clone(),
@@ -114,11 +121,12 @@ impl Router {
                 let Some(sieve) = self.sieve.clone() else {
                     return;
                 };
+                let next_cuts = entry.cuts;
                 let next = match entry.bytes {
                     bundle::Bytes::Owned(v) => v,
                     bundle::Bytes::Mapped(m) => m.to_vec(),
                 };
-                if let Some((index, piece)) = held.take() {
+                if let Some((index, piece, cuts)) = held.take() {
                     let after = next[..forward_lines(&next, 0, LOOKAHEAD_LINES + 1)].to_vec();
                     let next_before = tail_lines(before, &piece, LOOKBACK_LINES);
                     let before = std::mem::replace(before, next_before);
@@ -138,6 +146,7 @@ impl Router {
                         first: index == 0,
                         last: false,
                         sieve: Arc::clone(&sieve),
+                        cuts,
                     }));
                 }
                 if last {
@@ -158,9 +167,10 @@ impl Router {
                         first: entry.piece.index == 0,
                         last: true,
                         sieve,
+                        cuts: next_cuts,
                     }));
                 } else {
-                    *held = Some((entry.piece.index, next));
+                    *held = Some((entry.piece.index, next, next_cuts));
                 }
             }
         }
@@ -174,7 +184,8 @@ impl Router {
         let first_end = piece_end(&entry.bytes, 0, PIECE_BYTES);
         let kind = self.sieved_kind(&entry.path, &entry.bytes[..first_end]);
         let (Some(kind), Some(sieve)) = (kind, self.sieve.clone()) else {
-            return run(Job::Whole(entry, None));
+            let sieve = folding(self.sieve.as_ref(), &entry.path, &entry.bytes[..first_end]);
+            return run(Job::Whole(entry, sieve));
         };
         let entry = Arc::new(entry);
         let len = entry.bytes.len();
@@ -189,6 +200,16 @@ impl Router {
             } else {
                 forward_lines(&entry.bytes, end, LOOKAHEAD_LINES + 1)
             };
+            // The cut lines of this piece, by offset in it.
+            let cuts = entry
+                .cuts
+                .iter()
+                .filter(|c| c.at >= start && (c.at < end || last))
+                .map(|c| Cut {
+                    at: c.at - start,
+                    ..*c
+                })
+                .collect();
             run(Job::Piece(PieceJob {
                 path: entry.path.clone(),
                 mtime: entry.mtime,
@@ -199,6 +220,7 @@ impl Router {
                 first: index == 0,
                 last,
                 sieve: Arc::clone(&sieve),
+                cuts,
             }));
             if last {
                 break;
@@ -207,6 +229,16 @@ impl Router {
             index = index.saturating_add(1);
         }
     }
+}
+
+/// The sieve to parse a file read whole with: for `analyze` (a sieve is given), a Kubernetes
+/// document in UTF-8 gets it, so that the rows of a huge events table are folded
+/// (`parse::row_fold`); any other file is parsed in full, as before.
+fn folding(sieve: Option<&Arc<Sieve>>, path: &str, head: &[u8]) -> Option<Arc<Sieve>> {
+    let sieve = sieve?;
+    let utf16 = head.starts_with(&[0xFF, 0xFE]) || head.starts_with(&[0xFE, 0xFF]);
+    (!utf16 && binary_content(head).is_none() && whole_document(classify(path, head)))
+        .then(|| Arc::clone(sieve))
 }
 
 /// Where the piece that starts at `start` ends: at the last line end within `size` bytes,

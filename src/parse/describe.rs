@@ -22,22 +22,35 @@ use std::collections::HashSet;
 use crate::event::{format_rfc3339, Event};
 use crate::parse::lines::{cap_message, decode, split_lines};
 use crate::parse::primitives::rfc1123z;
+use crate::parse::row_fold::{merge_record, RowFolder};
 use crate::parse::tree::{fact, join_path, norm_key, object_id, Columns, EventRecord};
 use crate::parse::ParseOutput;
 
 pub fn parse(input: &[u8], out: &mut ParseOutput) {
-    let lines: Vec<(u32, Cow<str>)> = split_lines(input).map(|(n, l)| (n, decode(l))).collect();
-    let mut start = 0;
-    for idx in 1..=lines.len() {
-        let boundary = lines.get(idx).is_none_or_name();
-        if boundary {
-            let mut object = Object::default();
-            for (no, text) in lines.get(start..idx).unwrap_or(&[]) {
-                object.line(*no, text);
+    parse_with(input, out, false);
+}
+
+/// [`parse`], folding the rows of a huge `Events:` table when `fold` (see
+/// [`row_fold`](crate::parse::row_fold)). Lines are read one by one, not gathered first: a describe
+/// of a million events rows holds only its objects.
+pub fn parse_with(input: &[u8], out: &mut ParseOutput, fold: bool) {
+    let new = || Object {
+        folder: RowFolder::new(fold),
+        ..Object::default()
+    };
+    let mut object: Option<Object> = None;
+    for (no, raw) in split_lines(input) {
+        let text = decode(raw);
+        // A `Name:` line in column 0 starts the next describe.
+        if Some(&(no, text.clone())).is_none_or_name() {
+            if let Some(done) = object.take() {
+                done.emit(out);
             }
-            object.emit(out);
-            start = idx;
         }
+        object.get_or_insert_with(new).line(no, &text);
+    }
+    if let Some(done) = object {
+        done.emit(out);
     }
 }
 
@@ -228,6 +241,8 @@ struct Object {
     /// A `Kind:` line was printed: the generic printer, whose keys never have children.
     kind: Option<String>,
     unparsed: u64,
+    /// Groups of `Events:` rows, when they are folded.
+    folder: RowFolder,
 }
 
 impl Object {
@@ -515,6 +530,12 @@ impl Object {
                 cell("From"),
                 cell("Message"),
             );
+            if let Some(at) = self.folder.place(&rec, "", self.entries.len()) {
+                if let Some(Shape::Record(into)) = self.entries.get_mut(at).map(|e| &mut e.shape) {
+                    merge_record(into, &rec);
+                }
+                return;
+            }
             self.push(
                 no,
                 content,
@@ -664,6 +685,12 @@ impl Object {
 
     /// Resolves list shapes and paths, then writes the events.
     fn emit(mut self, out: &mut ParseOutput) {
+        let folded: Vec<(usize, u64)> = self.folder.folded().collect();
+        for (at, n) in folded {
+            if let Some(Shape::Record(rec)) = self.entries.get_mut(at).map(|e| &mut e.shape) {
+                rec.extra.push(("folded_rows".to_string(), n.to_string()));
+            }
+        }
         let kind = self.kind_name();
         let value_of = |path: &str| {
             self.entries

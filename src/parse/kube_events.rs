@@ -14,10 +14,17 @@
 use crate::event::Event;
 use crate::parse::lines::{decode, split_lines};
 use crate::parse::primitives::human_duration;
+use crate::parse::row_fold::{merge_event, set_field, RowFolder};
 use crate::parse::tree::{age_cell, Columns, EventRecord};
 use crate::parse::ParseOutput;
 
 pub fn parse(input: &[u8], out: &mut ParseOutput) {
+    parse_with(input, out, false);
+}
+
+/// [`parse`], folding the rows of a huge table when `fold` (see [`row_fold`](crate::parse::row_fold)).
+pub fn parse_with(input: &[u8], out: &mut ParseOutput, fold: bool) {
+    let mut folder = RowFolder::new(fold);
     let mut columns: Option<Columns> = None;
     for (no, raw) in split_lines(input) {
         let line = decode(raw);
@@ -34,7 +41,16 @@ pub fn parse(input: &[u8], out: &mut ParseOutput) {
             continue;
         }
         if let Some(cols) = &columns {
-            out.events.push(row(cols, &line).into_event(no, 1));
+            let rec = row(cols, &line);
+            match folder.place(&rec, &rec.object, out.events.len()) {
+                Some(at) => {
+                    let ev = rec.into_event(no, 1);
+                    if let Some(into) = out.events.get_mut(at) {
+                        merge_event(into, &ev);
+                    }
+                }
+                None => out.events.push(rec.into_event(no, 1)),
+            }
             continue;
         }
         if let Some(rec) = headerless_row(&line) {
@@ -44,6 +60,11 @@ pub fn parse(input: &[u8], out: &mut ParseOutput) {
         } else {
             out.unparsed_lines += 1;
             out.events.push(Event::new(no, line.into_owned()));
+        }
+    }
+    for (at, folded) in folder.folded() {
+        if let Some(ev) = out.events.get_mut(at) {
+            set_field(ev, "folded_rows", folded.to_string());
         }
     }
 }

@@ -16,6 +16,7 @@ pub mod operator;
 pub mod primitives;
 pub mod ray_cpp;
 pub mod ray_python;
+pub mod row_fold;
 pub mod serve;
 pub mod stamp;
 pub mod tree;
@@ -91,6 +92,16 @@ impl Format {
 
 /// Parses one file's bytes as `kind`.
 pub fn parse(kind: SourceKind, input: &[u8]) -> ParseOutput {
+    parse_with(kind, input, false)
+}
+
+/// Parses one file's bytes as `kind` for `analyze`: as [`parse`], but the rows of a huge
+/// events table that repeat an earlier row are folded into it (see [`fold`]).
+pub fn parse_folding(kind: SourceKind, input: &[u8]) -> ParseOutput {
+    parse_with(kind, input, true)
+}
+
+fn parse_with(kind: SourceKind, input: &[u8], fold: bool) -> ParseOutput {
     let mut out = ParseOutput::default();
     match Format::of(kind) {
         Format::Operator => operator::parse(input, &mut out),
@@ -98,8 +109,8 @@ pub fn parse(kind: SourceKind, input: &[u8]) -> ParseOutput {
         Format::RayCpp => ray_cpp::parse(input, &mut out),
         Format::Serve => serve::parse(input, &mut out),
         Format::Worker => worker::parse(input, &mut out),
-        Format::Describe => describe::parse(input, &mut out),
-        Format::KubeEvents => kube_events::parse(input, &mut out),
+        Format::Describe => describe::parse_with(input, &mut out, fold),
+        Format::KubeEvents => kube_events::parse_with(input, &mut out, fold),
         Format::KubeTable => kube_table::parse(input, &mut out),
         Format::KubeObject => kube_object::parse(input, &mut out),
         Format::Generic => generic::parse(input, &mut out),
