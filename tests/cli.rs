@@ -1104,6 +1104,8 @@ fn repeats_with_ids_of_their_own_show_their_own_ids() {
     ]));
     let full = serde_json::to_vec(&common::full_report(&dir)).unwrap();
     assert_eq!(sieved, evidence(&full));
+    let _ = std::fs::remove_dir_all(&out);
+}
 
 /// The diagnostics of a JSON report as (file, line, problem).
 fn diagnostics(report: &[u8]) -> Vec<(String, Option<u64>, String)> {
