@@ -21,7 +21,7 @@ pub mod redact;
 pub mod report;
 pub mod report_data;
 pub mod resolve;
+pub mod rules;
 pub mod spill;
 pub mod streamed;
-pub mod rules;
 pub mod timeline;

@@ -118,6 +118,9 @@ pub fn timeline_data(tl: &Timeline, report: &Report, cfg: &TimelineDataConfig) -
     picture.finish(report)
 }
 
+/// Where an evidence line's event came in the timeline, and its time.
+type Seen = (usize, Option<Timestamp>);
+
 /// The timeline section built as the events go by, in timeline order: only the bucket counts,
 /// the last few events and the rows around the evidence are kept, so a streamed timeline
 /// (`crate::streamed`) gives the picture without holding the bundle.
@@ -130,7 +133,7 @@ pub struct Picture<'a> {
     width: Micros,
     lanes: BTreeMap<SourceKind, Lane>,
     /// Evidence `(file id, line)` → the index and time of its first event.
-    wanted: BTreeMap<(u32, u32), Option<(usize, Option<Timestamp>)>>,
+    wanted: BTreeMap<(u32, u32), Option<Seen>>,
     /// The last `context_events` events, with their index.
     recent: VecDeque<(usize, Event)>,
     /// Evidence whose following events are still being taken: its time, and how many more.
@@ -299,7 +302,7 @@ impl<'a> Picture<'a> {
         let bucket_of = |t: Micros| (((t - lo) / width).max(0) as usize).min(n_buckets - 1);
         let file_ids: BTreeMap<&str, u32> =
             self.files.iter().map(|f| (f.path.as_str(), f.id)).collect();
-        let event_of = |e: &Evidence| -> Option<(usize, Option<Timestamp>)> {
+        let event_of = |e: &Evidence| -> Option<Seen> {
             let id = file_ids.get(e.file.as_str())?;
             wanted.get(&(*id, e.line)).copied().flatten()
         };

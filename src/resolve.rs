@@ -187,7 +187,9 @@ impl Tracker {
                 *slot = std::mem::take(t);
             }
         }
-        let zones = zones_for(files, cfg, |f| by_id.get(f.id as usize).is_some_and(|t| t.naive));
+        let zones = zones_for(files, cfg, |f| {
+            by_id.get(f.id as usize).is_some_and(|t| t.naive)
+        });
         let mut offsets = vec![(0i64, TsQuality::AssumedUtc); files.len()];
         for z in &zones {
             if let Some(f) = files.iter().find(|f| f.path == z.file) {
@@ -221,8 +223,8 @@ impl Tracker {
                 if let Some(a) = y.anchor {
                     reference = Some(anchor_micros(a, off));
                 }
-                let resolved = reference
-                    .and_then(|r| resolve_no_year(y.month, y.day, y.micros_of_day, r));
+                let resolved =
+                    reference.and_then(|r| resolve_no_year(y.month, y.day, y.micros_of_day, r));
                 if let Some(r) = resolved {
                     reference = Some(r);
                     newest = Some(newest.map_or(r, |n| n.max(r)));
@@ -323,7 +325,11 @@ impl Resolution {
     /// The time an event sorts by (`Micros::MIN` before the first time of its file), as
     /// `timeline::merge` orders.
     pub fn key(&self, file: FileId, carry: &Carry) -> Micros {
-        let age = |secs: i64| self.capture.as_ref().map(|c| c.micros - secs * MICROS_PER_SEC);
+        let age = |secs: i64| {
+            self.capture
+                .as_ref()
+                .map(|c| c.micros - secs * MICROS_PER_SEC)
+        };
         if let Some((lo, hi)) = carry.no_year {
             for idx in (lo..=hi).rev() {
                 if let Some((secs, before)) = carry.age {

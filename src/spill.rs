@@ -238,7 +238,12 @@ impl Spill {
         for (i, (id, run)) in readers.iter_mut().enumerate() {
             let head = run.next()?.map(|(ev, stamp, _)| (ev, stamp));
             if let Some((ev, stamp)) = &head {
-                heap.push(std::cmp::Reverse((res.key(*id, &stamp.carry), *id, ev.line, i)));
+                heap.push(std::cmp::Reverse((
+                    res.key(*id, &stamp.carry),
+                    *id,
+                    ev.line,
+                    i,
+                )));
             }
             heads.push(head);
         }
@@ -268,7 +273,12 @@ impl Spill {
 }
 
 /// Whether a file's events, as put aside, are already in timeline order.
-fn in_order(stamps_path: &Path, blocks: &[Block], res: &Resolution, id: FileId) -> io::Result<bool> {
+fn in_order(
+    stamps_path: &Path,
+    blocks: &[Block],
+    res: &Resolution,
+    id: FileId,
+) -> io::Result<bool> {
     let mut file = BufReader::with_capacity(1 << 16, File::open(stamps_path)?);
     let mut last = Micros::MIN;
     let mut rec = [0u8; STAMP_BYTES];

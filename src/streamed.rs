@@ -141,11 +141,9 @@ fn source_may_match(q: &Query, raw: &str, kind: &str) -> bool {
     }
     let mut suffixes = vec![raw];
     suffixes.extend(raw.match_indices('/').map(|(i, _)| &raw[i + 1..]));
-    q.sources.iter().any(|g| {
-        suffixes
-            .iter()
-            .any(|p| query::source_matches(g, p, kind))
-    })
+    q.sources
+        .iter()
+        .any(|g| suffixes.iter().any(|p| query::source_matches(g, p, kind)))
 }
 
 /// How `raysift timeline` writes events.

@@ -178,7 +178,12 @@ fn resolved_window(events: &[Vec<Event>]) -> Option<(Micros, Micros)> {
 }
 
 /// Picks the year (reference's, or one either side) that puts the stamp closest to `reference`.
-pub(crate) fn resolve_no_year(month: u8, day: u8, micros_of_day: i64, reference: Micros) -> Option<Micros> {
+pub(crate) fn resolve_no_year(
+    month: u8,
+    day: u8,
+    micros_of_day: i64,
+    reference: Micros,
+) -> Option<Micros> {
     let ref_days = reference.div_euclid(86_400 * MICROS_PER_SEC);
     let (ref_year, _, _) = crate::event::civil_from_days(ref_days);
     (ref_year - 1..=ref_year + 1)

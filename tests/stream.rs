@@ -35,7 +35,10 @@ fn streamed(path: &Path, threads: usize) -> (raysift::load::Streamed, Vec<Vec<Ev
         by_seq[seq].extend(batch.events);
     })
     .unwrap();
-    assert!(last_seen.iter().all(|l| *l), "a file without its last batch");
+    assert!(
+        last_seen.iter().all(|l| *l),
+        "a file without its last batch"
+    );
     let mut by_id: Vec<Vec<Event>> = vec![Vec::new(); got.files.len()];
     for (seq, mut events) in by_seq.into_iter().enumerate() {
         let id = got.ids[seq];
@@ -54,8 +57,22 @@ fn assert_same(path: &Path, threads: usize) {
     assert_eq!(got.files.len(), whole.files.len(), "{name}: files");
     for (a, b) in got.files.iter().zip(&whole.files) {
         assert_eq!(
-            (&a.path, a.kind, a.bytes, a.lines, a.events, a.unparsed_lines),
-            (&b.path, b.kind, b.bytes, b.lines, b.events, b.unparsed_lines),
+            (
+                &a.path,
+                a.kind,
+                a.bytes,
+                a.lines,
+                a.events,
+                a.unparsed_lines
+            ),
+            (
+                &b.path,
+                b.kind,
+                b.bytes,
+                b.lines,
+                b.events,
+                b.unparsed_lines
+            ),
             "{name}: file info"
         );
         let mut za = a.zone_samples.clone();
@@ -134,7 +151,9 @@ fn big_bundle(dir: &Path) {
         ));
         if i % 301 == 0 {
             op.push_str("{\"level\":\"info\",\"ts\":\"2024-10-07T15:\n");
-            op.push_str(&format!("I1007 15:{m:02}:{s:02}.000000       1 leader.go:1] klog {i}\n"));
+            op.push_str(&format!(
+                "I1007 15:{m:02}:{s:02}.000000       1 leader.go:1] klog {i}\n"
+            ));
             op.push_str("goroutine 1 [running]:\n\t/go/pkg/mod/x.go:12\n");
         }
         cpp.push_str(&format!(

@@ -329,7 +329,8 @@ impl Reader {
         let seq = self.next_seq;
         self.next_seq = self.next_seq.saturating_add(1);
         if let Ok(mut d) = deliver.lock() {
-            d.files.push(FileState::new(entry.path.clone(), entry.mtime));
+            d.files
+                .push(FileState::new(entry.path.clone(), entry.mtime));
         }
         seq
     }
