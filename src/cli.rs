@@ -17,7 +17,7 @@ use crate::rank::{rank, Report};
 use crate::redact::{RedactConfig, Redactor};
 use crate::report::style::Style;
 use crate::report::TextOptions;
-use crate::report_data::{timeline_data, TimelineDataConfig};
+use crate::report_data::TimelineDataConfig;
 use crate::rules::engine::Engine;
 use crate::rules::sieve::Sieve;
 use crate::rules::{library, Rule, Severity};
@@ -448,11 +448,6 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
         ));
     }
     let rules = load_rules(args.patterns.as_deref())?;
-    // The inventory describes every line and the HTML page draws every event; the causes
-    // alone need only the lines a rule could match.
-    let needs_every_event = args.inventory || args.format == AnalyzeFormat::Html;
-    let sieve = (!needs_every_event).then(|| Sieve::new(&rules));
-    let tl = read_timeline(&args.read, sieve)?;
     let to_tty = args.out.is_none() && io::stdout().is_terminal();
     let text = TextOptions {
         style: Style::for_terminal(to_tty),
@@ -461,7 +456,14 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
     let mut redactor = args.redact.redactor();
     let mut buf: Vec<u8> = Vec::new();
     if args.inventory {
-        let mut inv = Inventory::of(&tl);
+        // The inventory counts every line: a streamed full read, nothing kept.
+        let (load_cfg, time_cfg) = progress_config(&args.read)?;
+        let outline = crate::streamed::outline(&args.read.bundle, &load_cfg.0, &time_cfg);
+        if let Some(bar) = load_cfg.1 {
+            bar.finish_and_clear();
+        }
+        let outline = outline.map_err(|e| Failure::usage(e.to_string()))?;
+        let mut inv = outline.inventory();
         if let Some(r) = &mut redactor {
             r.inventory(&mut inv);
         }
@@ -475,6 +477,8 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
         emit(args.out.as_deref(), &buf)?;
         return Ok(ExitCode::SUCCESS);
     }
+    // The causes need only the lines a rule could match.
+    let tl = read_timeline(&args.read, Some(Sieve::new(&rules)))?;
     let engine = Engine::new(rules);
     let (mut report, failing) = rank_timeline(&tl, &engine, Severity::from(args.fail_on), started);
     // No cause in a bundle with nothing readable would read as a clean bill of health.
@@ -486,9 +490,24 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
     }
     let min = Severity::from(args.min_severity);
     report.causes.retain(|c| c.severity >= min);
-    // The picture walks every event: only the format that draws it pays for it.
+    // The picture and the page's inventory walk every event: a second, streamed read, only
+    // for the format that draws them.
     if args.format == AnalyzeFormat::Html && !args.quiet {
-        report.timeline = Some(timeline_data(&tl, &report, &TimelineDataConfig::HTML));
+        drop(tl);
+        let (load_cfg, time_cfg) = progress_config(&args.read)?;
+        let got = crate::streamed::picture(
+            &args.read.bundle,
+            &load_cfg.0,
+            &time_cfg,
+            &report,
+            &TimelineDataConfig::HTML,
+        );
+        if let Some(bar) = load_cfg.1 {
+            bar.finish_and_clear();
+        }
+        let (data, inventory, diagnostics) = got.map_err(streamed_failure)?;
+        report.timeline = Some(data);
+        whole_bundle(&mut report, inventory, diagnostics);
     }
     if let Some(r) = &mut redactor {
         r.report(&mut report);
@@ -512,6 +531,46 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// What a report says of the bundle, from the inventory of a full read rather than the
+/// sieved one: counts, window and diagnostics of every line.
+fn whole_bundle(
+    report: &mut Report,
+    inventory: Inventory,
+    diagnostics: Vec<crate::diag::Diagnostic>,
+) {
+    report.window = inventory.window.clone();
+    report.stats.events = inventory.events;
+    report.stats.unparsed_lines = inventory.unparsed_lines;
+    report.bundle.files = inventory.files;
+    report.bundle.bytes = inventory.bytes;
+    report.bundle.sources = inventory.sources.clone();
+    report.diagnostics = diagnostics;
+    report.inventory = inventory;
+}
+
+fn streamed_failure(e: crate::streamed::Error) -> Failure {
+    match e {
+        crate::streamed::Error::Open(e) => Failure::usage(e.to_string()),
+        crate::streamed::Error::Query(e) => Failure::usage(e.to_string()),
+        crate::streamed::Error::Io(e) => Failure::from(e),
+    }
+}
+
+/// The load configuration with the progress bar attached (the bar, to clear once read).
+fn progress_config(
+    read: &ReadArgs,
+) -> Result<((LoadConfig, Option<indicatif::ProgressBar>), TimeConfig), Failure> {
+    let (mut load_cfg, time_cfg) = load_config(read)?;
+    let bar = reading_progress();
+    if let Some(bar) = bar.clone() {
+        load_cfg.progress = Some(std::sync::Arc::new(move |path: &str, bytes: u64| {
+            bar.inc(bytes);
+            bar.set_message(path.to_string());
+        }));
+    }
+    Ok(((load_cfg, bar), time_cfg))
 }
 
 /// Reads one bundle and ranks what the rules find in it: the part of `analyze` that `batch`
@@ -719,50 +778,36 @@ fn timeline(args: TimelineArgs) -> Result<ExitCode, Failure> {
         .map_err(usage)?;
     q.window = query::parse_duration_arg(&args.window).map_err(usage)?;
 
-    let mut tl = read_timeline(&args.read, None)?;
+    // Streamed: the selected events are put aside as the bundle is read and written in
+    // timeline order once every time is resolved (redacted on the way out, selected on the
+    // bundle's own text).
+    let (load_cfg, time_cfg) = progress_config(&args.read)?;
     let stdout = io::stdout();
     let style = Style::for_terminal(stdout.is_terminal());
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    match args.redact.redactor() {
-        None => {
-            let events = query::select(&tl, &q).map_err(usage)?;
-            write_events(&mut out, &tl, &events, args.format, style)?;
-        }
-        Some(mut redactor) => {
-            // Select on the bundle's own text, then redact copies of what will be written.
-            let mut events: Vec<crate::event::Event> = query::select(&tl, &q)
-                .map_err(usage)?
-                .into_iter()
-                .cloned()
-                .collect();
-            redactor.files(&mut tl.files);
-            redactor.events(&mut events);
-            for d in &mut tl.diagnostics {
-                d.file = redactor.text(&d.file);
-                d.problem = redactor.text(&d.problem);
-            }
-            let refs: Vec<&crate::event::Event> = events.iter().collect();
-            write_events(&mut out, &tl, &refs, args.format, style)?;
-        }
-    }
+    let got = crate::streamed::timeline(
+        &args.read.bundle,
+        &load_cfg.0,
+        &time_cfg,
+        &q,
+        crate::streamed::TimelineOutput {
+            json: args.format == TimelineFormat::Json,
+            style,
+            redactor: args.redact.redactor(),
+            out: &mut out,
+            read_done: &|| {
+                if let Some(bar) = &load_cfg.1 {
+                    bar.finish_and_clear();
+                }
+            },
+        },
+    );
+    let diagnostics = got.map_err(streamed_failure)?;
     out.flush()?;
-    for d in &tl.diagnostics {
+    for d in &diagnostics {
         eprintln!("raysift: {d}");
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn write_events(
-    out: &mut dyn Write,
-    tl: &crate::timeline::Timeline,
-    events: &[&crate::event::Event],
-    format: TimelineFormat,
-    style: Style,
-) -> io::Result<()> {
-    match format {
-        TimelineFormat::Text => crate::report::timeline::write_text(out, tl, events, style),
-        TimelineFormat::Json => crate::report::timeline::write_json(out, tl, events),
-    }
 }
 
 /// Writes the output to stdout, or atomically to a file (temporary file, then rename).

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::diag::Diagnostic;
-use crate::event::{format_rfc3339, Event};
+use crate::event::{format_rfc3339, Event, Micros};
 use crate::timeline::{format_offset, Timeline};
 
 #[derive(Clone, Debug, Serialize)]
@@ -56,6 +56,26 @@ pub struct FileRow {
 
 impl Inventory {
     pub fn of(tl: &Timeline) -> Inventory {
+        // Records, folded repeats included.
+        let events = tl.events.iter().map(Event::weight).sum();
+        let timed = tl
+            .events
+            .iter()
+            .filter(|e| e.ts.is_some())
+            .map(Event::weight)
+            .sum();
+        Inventory::with_totals(tl, events, timed, tl.window())
+    }
+
+    /// The inventory of a timeline whose events were counted as they streamed past (its own
+    /// `events` are not looked at): `events` in all, `timed` of them with a time, `window`
+    /// from the first to the last time.
+    pub fn with_totals(
+        tl: &Timeline,
+        events: u64,
+        timed: u64,
+        window: Option<(Micros, Micros)>,
+    ) -> Inventory {
         let mut sources = BTreeMap::new();
         for f in &tl.files {
             *sources.entry(f.kind.as_str()).or_insert(0) += 1;
@@ -76,17 +96,11 @@ impl Inventory {
             files: tl.files.len(),
             bytes: tl.files.iter().map(|f| f.bytes).sum(),
             lines: tl.files.iter().map(|f| f.lines).sum(),
-            // Records, folded repeats included.
-            events: tl.events.iter().map(Event::weight).sum(),
-            timed_events: tl
-                .events
-                .iter()
-                .filter(|e| e.ts.is_some())
-                .map(Event::weight)
-                .sum(),
+            events,
+            timed_events: timed,
             unparsed_lines: tl.files.iter().map(|f| f.unparsed_lines).sum(),
             sources,
-            window: tl.window().map(|(a, b)| Window {
+            window: window.map(|(a, b)| Window {
                 first: format_rfc3339(a),
                 last: format_rfc3339(b),
             }),

@@ -20,5 +20,8 @@ pub mod rank;
 pub mod redact;
 pub mod report;
 pub mod report_data;
+pub mod resolve;
 pub mod rules;
+pub mod spill;
+pub mod streamed;
 pub mod timeline;

@@ -61,38 +61,58 @@ impl std::error::Error for QueryError {}
 
 /// The events the query keeps, in timeline order.
 pub fn select<'t>(tl: &'t Timeline, q: &Query) -> Result<Vec<&'t Event>, QueryError> {
-    let (mut lo, mut hi) = (q.since, q.until);
-    if let Some(anchor) = &q.around {
-        let center = match anchor {
-            Anchor::Instant(t) => *t,
-            Anchor::FileLine { file, line } => anchor_time(tl, file, *line)?,
-        };
-        lo = Some(lo.map_or(center - q.window, |l| l.max(center - q.window)));
-        hi = Some(hi.map_or(center + q.window, |h| h.min(center + q.window)));
-    }
-    let source_ok: Vec<bool> = tl
-        .files
-        .iter()
-        .map(|f| {
-            q.sources.is_empty()
-                || q.sources
-                    .iter()
-                    .any(|g| source_matches(g, &f.path, f.kind.as_str()))
-        })
-        .collect();
+    let center = match &q.around {
+        Some(Anchor::Instant(t)) => Some(*t),
+        Some(Anchor::FileLine { file, line }) => Some(anchor_time(tl, file, *line)?),
+        None => None,
+    };
+    let (lo, hi) = q.bounds(center);
+    let source_ok = q.sources_ok(&tl.files);
     Ok(tl
         .events
         .iter()
         .filter(|ev| {
             source_ok.get(ev.file as usize).copied().unwrap_or(false)
-                && q.min_level.is_none_or(|min| ev.level >= min)
+                && q.keeps_text(ev)
                 && in_range(ev, lo, hi)
-                && q.grep.as_ref().is_none_or(|re| matches_text(re, ev))
         })
         .collect())
 }
 
-fn in_range(ev: &Event, lo: Option<Micros>, hi: Option<Micros>) -> bool {
+impl Query {
+    /// The time bounds, given the centre of the `--around` window when there is one.
+    pub fn bounds(&self, center: Option<Micros>) -> (Option<Micros>, Option<Micros>) {
+        let (mut lo, mut hi) = (self.since, self.until);
+        if let Some(center) = center {
+            lo = Some(lo.map_or(center - self.window, |l| l.max(center - self.window)));
+            hi = Some(hi.map_or(center + self.window, |h| h.min(center + self.window)));
+        }
+        (lo, hi)
+    }
+
+    /// Per file id, whether `--source` keeps it.
+    pub fn sources_ok(&self, files: &[crate::load::FileInfo]) -> Vec<bool> {
+        files
+            .iter()
+            .map(|f| {
+                self.sources.is_empty()
+                    || self
+                        .sources
+                        .iter()
+                        .any(|g| source_matches(g, &f.path, f.kind.as_str()))
+            })
+            .collect()
+    }
+
+    /// Whether the level and `--grep` keep an event (what needs no time and no file).
+    pub fn keeps_text(&self, ev: &Event) -> bool {
+        self.min_level.is_none_or(|min| ev.level >= min)
+            && self.grep.as_ref().is_none_or(|re| matches_text(re, ev))
+    }
+}
+
+/// Whether an event's time lies within the bounds (an untimed one never does).
+pub fn in_range(ev: &Event, lo: Option<Micros>, hi: Option<Micros>) -> bool {
     if lo.is_none() && hi.is_none() {
         return true;
     }
@@ -112,11 +132,35 @@ fn matches_text(re: &Regex, ev: &Event) -> bool {
 }
 
 fn anchor_time(tl: &Timeline, file: &str, line: u32) -> Result<Micros, QueryError> {
-    let candidates: Vec<_> = tl
-        .files
+    let f = anchor_file(&tl.files, file)?;
+    // The record covering that line, else the nearest timed record before it.
+    tl.events
         .iter()
-        .filter(|f| f.path == file || f.path.ends_with(&format!("/{file}")))
-        .collect();
+        .filter(|e| e.file == f.id && e.line <= line)
+        .filter_map(|e| e.ts.map(|t| (e.line, t.micros)))
+        .max_by_key(|(l, _)| *l)
+        .map(|(_, t)| t)
+        .ok_or_else(|| no_time_at(f, line))
+}
+
+/// Whether a file at `path` may be the one `--around FILE:…` names.
+pub fn names_file(path: &str, file: &str) -> bool {
+    path == file || path.ends_with(&format!("/{file}"))
+}
+
+pub fn no_time_at(f: &crate::load::FileInfo, line: u32) -> QueryError {
+    QueryError(format!(
+        "--around: {}:{line} has no time to centre on",
+        f.path
+    ))
+}
+
+/// The one file `--around FILE:…` names.
+pub fn anchor_file<'f>(
+    files: &'f [crate::load::FileInfo],
+    file: &str,
+) -> Result<&'f crate::load::FileInfo, QueryError> {
+    let candidates: Vec<_> = files.iter().filter(|f| names_file(&f.path, file)).collect();
     let f = match candidates.as_slice() {
         [one] => *one,
         [] => {
@@ -132,19 +176,7 @@ fn anchor_time(tl: &Timeline, file: &str, line: u32) -> Result<Micros, QueryErro
             )));
         }
     };
-    // The record covering that line, else the nearest timed record before it.
-    tl.events
-        .iter()
-        .filter(|e| e.file == f.id && e.line <= line)
-        .filter_map(|e| e.ts.map(|t| (e.line, t.micros)))
-        .max_by_key(|(l, _)| *l)
-        .map(|(_, t)| t)
-        .ok_or_else(|| {
-            QueryError(format!(
-                "--around: {}:{line} has no time to centre on",
-                f.path
-            ))
-        })
+    Ok(f)
 }
 
 /// Glob over a file's path, its name, or its source kind. `*` matches any run of characters,

@@ -225,6 +225,15 @@ impl Redactor {
     pub fn events(&mut self, events: &mut [Event]) {
         self.reset_sequence();
         for ev in events {
+            self.event_in_sequence(ev);
+        }
+        self.reset_sequence();
+    }
+
+    /// Redacts the next event of a sequence written one event at a time (a streamed
+    /// timeline), as [`Redactor::events`] would within the whole sequence.
+    pub fn event_in_sequence(&mut self, ev: &mut Event) {
+        {
             let secret = self.record_text(&mut ev.message);
             self.in_place(&mut ev.component);
             let secret_object = ev
@@ -252,7 +261,6 @@ impl Redactor {
                 }
             }
         }
-        self.reset_sequence();
     }
 
     /// Redacts file paths (host names and IPs can be part of a file name).

@@ -6,11 +6,12 @@
 //! (it walks every event). Invariant: no formatting beyond the RFC 3339 times the report
 //! already uses; layout (pixels, colours, markup) belongs to `report/html.rs`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use serde::Serialize;
 
-use crate::event::{format_rfc3339, Level, Micros, SourceKind};
+use crate::event::{format_rfc3339, Event, Level, Micros, SourceKind, Timestamp};
+use crate::load::FileInfo;
 use crate::rank::{Evidence, Report};
 use crate::rules::Severity;
 use crate::timeline::Timeline;
@@ -110,169 +111,294 @@ pub struct Row {
 
 /// Computes the timeline section for `report` (its causes as already filtered).
 pub fn timeline_data(tl: &Timeline, report: &Report, cfg: &TimelineDataConfig) -> TimelineData {
-    let n_buckets = cfg.buckets.max(1);
-    let (lo, hi) = tl.window().unwrap_or((0, 0));
-    // A zero-length window still gets one microsecond per bucket, so indices stay defined.
-    let width = ((hi - lo) / n_buckets as i64 + 1).max(1);
-    let bucket_of = |t: Micros| (((t - lo) / width).max(0) as usize).min(n_buckets - 1);
-
-    let mut lanes: BTreeMap<SourceKind, Lane> = BTreeMap::new();
+    let mut picture = Picture::new(tl.window(), &tl.files, report, cfg);
     for ev in &tl.events {
-        let Some(ts) = ev.ts else { continue };
-        let lane = lanes.entry(ev.kind).or_insert_with(|| Lane {
-            source: ev.kind.as_str(),
-            all: vec![0; n_buckets],
-            warn: vec![0; n_buckets],
-            total: 0,
-            total_warn: 0,
-        });
-        let b = bucket_of(ts.micros);
-        if let Some(n) = lane.all.get_mut(b) {
-            *n += 1;
+        picture.push(ev);
+    }
+    picture.finish(report)
+}
+
+/// Where an evidence line's event came in the timeline, and its time.
+type Seen = (usize, Option<Timestamp>);
+
+/// The timeline section built as the events go by, in timeline order: only the bucket counts,
+/// the last few events and the rows around the evidence are kept, so a streamed timeline
+/// (`crate::streamed`) gives the picture without holding the bundle.
+pub struct Picture<'a> {
+    cfg: TimelineDataConfig,
+    files: &'a [FileInfo],
+    n_buckets: usize,
+    lo: Micros,
+    hi: Micros,
+    width: Micros,
+    lanes: BTreeMap<SourceKind, Lane>,
+    /// Evidence `(file id, line)` → the index and time of its first event.
+    wanted: BTreeMap<(u32, u32), Option<Seen>>,
+    /// The last `context_events` events, with their index.
+    recent: VecDeque<(usize, Event)>,
+    /// Evidence whose following events are still being taken: its time, and how many more.
+    open: Vec<(Option<Micros>, usize)>,
+    picked: BTreeMap<usize, Row>,
+    evidence_at: BTreeSet<usize>,
+    next: usize,
+}
+
+impl<'a> Picture<'a> {
+    /// `window` is the first and last time of the whole timeline.
+    pub fn new(
+        window: Option<(Micros, Micros)>,
+        files: &'a [FileInfo],
+        report: &Report,
+        cfg: &TimelineDataConfig,
+    ) -> Picture<'a> {
+        let n_buckets = cfg.buckets.max(1);
+        let (lo, hi) = window.unwrap_or((0, 0));
+        // A zero-length window still gets one microsecond per bucket, so indices stay defined.
+        let width = ((hi - lo) / n_buckets as i64 + 1).max(1);
+        let file_ids: BTreeMap<&str, u32> = files.iter().map(|f| (f.path.as_str(), f.id)).collect();
+        let mut wanted = BTreeMap::new();
+        for cause in &report.causes {
+            let evidence = cause
+                .evidence
+                .iter()
+                .chain(cause.symptoms.iter().flat_map(|s| s.evidence.iter()));
+            for e in evidence {
+                if let Some(id) = file_ids.get(e.file.as_str()) {
+                    wanted.insert((*id, e.line), None);
+                }
+            }
         }
-        lane.total += 1;
-        if ev.level >= Level::Warning {
-            if let Some(n) = lane.warn.get_mut(b) {
+        Picture {
+            cfg: *cfg,
+            files,
+            n_buckets,
+            lo,
+            hi,
+            width,
+            lanes: BTreeMap::new(),
+            wanted,
+            recent: VecDeque::new(),
+            open: Vec::new(),
+            picked: BTreeMap::new(),
+            evidence_at: BTreeSet::new(),
+            next: 0,
+        }
+    }
+
+    fn bucket_of(&self, t: Micros) -> usize {
+        (((t - self.lo) / self.width).max(0) as usize).min(self.n_buckets - 1)
+    }
+
+    fn row(&self, ev: &Event) -> Row {
+        Row {
+            ts: ev.ts.map(|t| format_rfc3339(t.micros)),
+            source: ev.kind.as_str(),
+            level: ev.level.as_str(),
+            file: self
+                .files
+                .get(ev.file as usize)
+                .map_or(String::new(), |f| f.path.clone()),
+            line: ev.line,
+            component: ev.component.clone(),
+            text: cut(&ev.message, self.cfg.max_text),
+            evidence: Vec::new(),
+        }
+    }
+
+    /// Takes the next event of the timeline.
+    pub fn push(&mut self, ev: &Event) {
+        let i = self.next;
+        self.next += 1;
+        if let Some(ts) = ev.ts {
+            let b = self.bucket_of(ts.micros);
+            let n_buckets = self.n_buckets;
+            let lane = self.lanes.entry(ev.kind).or_insert_with(|| Lane {
+                source: ev.kind.as_str(),
+                all: vec![0; n_buckets],
+                warn: vec![0; n_buckets],
+                total: 0,
+                total_warn: 0,
+            });
+            if let Some(n) = lane.all.get_mut(b) {
                 *n += 1;
             }
-            lane.total_warn += 1;
-        }
-    }
-
-    // Evidence → event index, through (file path, line).
-    let file_ids: BTreeMap<&str, u32> = tl.files.iter().map(|f| (f.path.as_str(), f.id)).collect();
-    let mut index: BTreeMap<(u32, u32), usize> = BTreeMap::new();
-    for (i, ev) in tl.events.iter().enumerate() {
-        index.entry((ev.file, ev.line)).or_insert(i);
-    }
-    let event_of = |e: &Evidence| -> Option<usize> {
-        let id = file_ids.get(e.file.as_str())?;
-        index.get(&(*id, e.line)).copied()
-    };
-
-    let mut markers = Vec::new();
-    let mut labels_of: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-    for cause in &report.causes {
-        let mut letters: Vec<&str> = Vec::new();
-        let evidence = cause
-            .evidence
-            .iter()
-            .chain(cause.symptoms.iter().flat_map(|s| s.evidence.iter()));
-        for e in evidence {
-            let letter_idx = match letters.iter().position(|m| *m == e.meaning) {
-                Some(i) => i,
-                None => {
-                    letters.push(&e.meaning);
-                    letters.len() - 1
+            lane.total += 1;
+            if ev.level >= Level::Warning {
+                if let Some(n) = lane.warn.get_mut(b) {
+                    *n += 1;
                 }
-            };
-            let label = format!("{}{}", cause.rank, letter(letter_idx));
-            let Some(i) = event_of(e) else { continue };
-            let labels = labels_of.entry(i).or_default();
-            if !labels.contains(&label) {
-                labels.push(label.clone());
+                lane.total_warn += 1;
             }
-            let Some(ts) = tl.events.get(i).and_then(|ev| ev.ts) else {
-                continue;
-            };
-            markers.push(Marker {
-                cause_rank: cause.rank,
-                cause_id: cause.id.clone(),
-                benign: cause.severity == Severity::Info,
-                label,
-                meaning: e.meaning.clone(),
-                source: e.source,
-                bucket: bucket_of(ts.micros),
-                ts: format_rfc3339(ts.micros),
-                file: e.file.clone(),
-                line: e.line,
-            });
         }
-    }
-    markers.sort_by(|a, b| {
-        (a.cause_rank, &a.ts, &a.file, a.line, &a.label).cmp(&(
-            b.cause_rank,
-            &b.ts,
-            &b.file,
-            b.line,
-            &b.label,
-        ))
-    });
-    // A line cited by a cause and by one of its symptoms is one marker.
-    markers.dedup_by(|a, b| a.label == b.label && a.file == b.file && a.line == b.line);
-
-    // The context: ±N events in timeline order, within the time bound of the evidence.
-    let mut picked: BTreeSet<usize> = BTreeSet::new();
-    for &i in labels_of.keys() {
-        let centre = tl.events.get(i).and_then(|e| e.ts).map(|t| t.micros);
-        let near = |j: usize| -> bool {
-            match (centre, tl.events.get(j).and_then(|e| e.ts)) {
-                (Some(c), Some(t)) => (t.micros - c).abs() <= cfg.context_micros,
-                _ => true,
-            }
+        let ctx = self.cfg.context_micros;
+        let near = |centre: Option<Micros>, t: Option<Timestamp>| match (centre, t) {
+            (Some(c), Some(t)) => (t.micros - c).abs() <= ctx,
+            _ => true,
         };
-        picked.insert(i);
-        for j in (i.saturating_sub(cfg.context_events)..i).rev() {
-            if !near(j) {
-                break;
+        // The events after earlier evidence.
+        let mut take = false;
+        for (centre, left) in &mut self.open {
+            if *left > 0 {
+                if near(*centre, ev.ts) {
+                    take = true;
+                    *left -= 1;
+                } else {
+                    *left = 0;
+                }
             }
-            picked.insert(j);
         }
-        let upper = (i + cfg.context_events).min(tl.events.len().saturating_sub(1));
-        for j in i + 1..=upper {
-            if !near(j) {
-                break;
+        self.open.retain(|(_, left)| *left > 0);
+        let first = match self.wanted.get_mut(&(ev.file, ev.line)) {
+            Some(slot @ None) => {
+                *slot = Some((i, ev.ts));
+                true
             }
-            picked.insert(j);
+            _ => false,
+        };
+        if first {
+            let centre = ev.ts.map(|t| t.micros);
+            self.evidence_at.insert(i);
+            take = true;
+            let mut back = Vec::new();
+            for (j, before) in self.recent.iter().rev() {
+                if !near(centre, before.ts) {
+                    break;
+                }
+                back.push((*j, self.row(before)));
+            }
+            for (j, row) in back {
+                self.picked.entry(j).or_insert(row);
+            }
+            if self.cfg.context_events > 0 {
+                self.open.push((centre, self.cfg.context_events));
+            }
+        }
+        if take {
+            let row = self.row(ev);
+            self.picked.entry(i).or_insert(row);
+        }
+        if self.cfg.context_events > 0 {
+            if self.recent.len() >= self.cfg.context_events {
+                self.recent.pop_front();
+            }
+            self.recent.push_back((i, ev.clone()));
         }
     }
-    let rows_capped = picked.len() > cfg.max_rows;
-    // Evidence rows always survive the cap; context rows fill what is left.
-    let mut kept: BTreeSet<usize> = labels_of.keys().copied().take(cfg.max_rows).collect();
-    for i in &picked {
-        if kept.len() >= cfg.max_rows {
-            break;
+
+    /// The section, once every event was pushed.
+    pub fn finish(self, report: &Report) -> TimelineData {
+        let Picture {
+            cfg,
+            n_buckets,
+            lo,
+            hi,
+            width,
+            lanes,
+            wanted,
+            mut picked,
+            evidence_at,
+            ..
+        } = self;
+        let bucket_of = |t: Micros| (((t - lo) / width).max(0) as usize).min(n_buckets - 1);
+        let file_ids: BTreeMap<&str, u32> =
+            self.files.iter().map(|f| (f.path.as_str(), f.id)).collect();
+        let event_of = |e: &Evidence| -> Option<Seen> {
+            let id = file_ids.get(e.file.as_str())?;
+            wanted.get(&(*id, e.line)).copied().flatten()
+        };
+
+        let mut markers = Vec::new();
+        let mut labels_of: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+        for cause in &report.causes {
+            let mut letters: Vec<&str> = Vec::new();
+            let evidence = cause
+                .evidence
+                .iter()
+                .chain(cause.symptoms.iter().flat_map(|s| s.evidence.iter()));
+            for e in evidence {
+                let letter_idx = match letters.iter().position(|m| *m == e.meaning) {
+                    Some(i) => i,
+                    None => {
+                        letters.push(&e.meaning);
+                        letters.len() - 1
+                    }
+                };
+                let label = format!("{}{}", cause.rank, letter(letter_idx));
+                let Some((i, ts)) = event_of(e) else { continue };
+                let labels = labels_of.entry(i).or_default();
+                if !labels.contains(&label) {
+                    labels.push(label.clone());
+                }
+                let Some(ts) = ts else {
+                    continue;
+                };
+                markers.push(Marker {
+                    cause_rank: cause.rank,
+                    cause_id: cause.id.clone(),
+                    benign: cause.severity == Severity::Info,
+                    label,
+                    meaning: e.meaning.clone(),
+                    source: e.source,
+                    bucket: bucket_of(ts.micros),
+                    ts: format_rfc3339(ts.micros),
+                    file: e.file.clone(),
+                    line: e.line,
+                });
+            }
         }
-        kept.insert(*i);
-    }
-    let rows = kept
-        .iter()
-        .filter_map(|&i| {
-            let ev = tl.events.get(i)?;
-            Some(Row {
-                ts: ev.ts.map(|t| format_rfc3339(t.micros)),
-                source: ev.kind.as_str(),
-                level: ev.level.as_str(),
-                file: tl.file(ev.file).map_or(String::new(), |f| f.path.clone()),
-                line: ev.line,
-                component: ev.component.clone(),
-                text: cut(&ev.message, cfg.max_text),
-                evidence: labels_of.get(&i).cloned().unwrap_or_default(),
+        markers.sort_by(|a, b| {
+            (a.cause_rank, &a.ts, &a.file, a.line, &a.label).cmp(&(
+                b.cause_rank,
+                &b.ts,
+                &b.file,
+                b.line,
+                &b.label,
+            ))
+        });
+        // A line cited by a cause and by one of its symptoms is one marker.
+        markers.dedup_by(|a, b| a.label == b.label && a.file == b.file && a.line == b.line);
+        debug_assert!(labels_of.keys().all(|i| evidence_at.contains(i)));
+
+        let rows_capped = picked.len() > cfg.max_rows;
+        // Evidence rows always survive the cap; context rows fill what is left.
+        let mut kept: BTreeSet<usize> = labels_of.keys().copied().take(cfg.max_rows).collect();
+        for i in picked.keys() {
+            if kept.len() >= cfg.max_rows {
+                break;
+            }
+            kept.insert(*i);
+        }
+        let rows = kept
+            .iter()
+            .filter_map(|i| {
+                let mut row = picked.remove(i)?;
+                row.evidence = labels_of.get(i).cloned().unwrap_or_default();
+                Some(row)
             })
-        })
-        .collect();
+            .collect();
 
-    let n_ticks = 5;
-    let ticks = (0..=n_ticks)
-        .map(|k| {
-            let bucket = (k * n_buckets / n_ticks).min(n_buckets);
-            Tick {
-                bucket,
-                label: format_rfc3339(lo + width * bucket as i64),
-            }
-        })
-        .collect();
+        let n_ticks = 5;
+        let ticks = (0..=n_ticks)
+            .map(|k| {
+                let bucket = (k * n_buckets / n_ticks).min(n_buckets);
+                Tick {
+                    bucket,
+                    label: format_rfc3339(lo + width * bucket as i64),
+                }
+            })
+            .collect();
 
-    TimelineData {
-        start: format_rfc3339(lo),
-        end: format_rfc3339(hi),
-        bucket_ms: width as f64 / 1000.0,
-        buckets: n_buckets,
-        ticks,
-        lanes: lanes.into_values().collect(),
-        markers,
-        rows,
-        rows_capped,
+        TimelineData {
+            start: format_rfc3339(lo),
+            end: format_rfc3339(hi),
+            bucket_ms: width as f64 / 1000.0,
+            buckets: n_buckets,
+            ticks,
+            lanes: lanes.into_values().collect(),
+            markers,
+            rows,
+            rows_capped,
+        }
     }
 }
 

@@ -200,7 +200,12 @@ fn resolved_window(events: &[Vec<Event>]) -> Option<(Micros, Micros)> {
 }
 
 /// Picks the year (reference's, or one either side) that puts the stamp closest to `reference`.
-fn resolve_no_year(month: u8, day: u8, micros_of_day: i64, reference: Micros) -> Option<Micros> {
+pub(crate) fn resolve_no_year(
+    month: u8,
+    day: u8,
+    micros_of_day: i64,
+    reference: Micros,
+) -> Option<Micros> {
     let ref_days = reference.div_euclid(86_400 * MICROS_PER_SEC);
     let (ref_year, _, _) = crate::event::civil_from_days(ref_days);
     (ref_year - 1..=ref_year + 1)
@@ -213,15 +218,21 @@ fn resolve_no_year(month: u8, day: u8, micros_of_day: i64, reference: Micros) ->
 
 /// Zone offsets for every file with zone-less times.
 fn decide_zones(files: &[FileInfo], events: &[Vec<Event>], cfg: &TimeConfig) -> Vec<ZoneDecision> {
-    let naive_files: Vec<&FileInfo> = files
-        .iter()
-        .filter(|f| {
-            events.get(f.id as usize).is_some_and(|evs| {
-                evs.iter()
-                    .any(|e| matches!(e.raw_time, Some(RawTime::Naive(_))))
-            })
+    zones_for(files, cfg, |f| {
+        events.get(f.id as usize).is_some_and(|evs| {
+            evs.iter()
+                .any(|e| matches!(e.raw_time, Some(RawTime::Naive(_))))
         })
-        .collect();
+    })
+}
+
+/// Zone offsets for the files `has_naive` names (those with zone-less times).
+pub(crate) fn zones_for(
+    files: &[FileInfo],
+    cfg: &TimeConfig,
+    has_naive: impl Fn(&FileInfo) -> bool,
+) -> Vec<ZoneDecision> {
+    let naive_files: Vec<&FileInfo> = files.iter().filter(|f| has_naive(f)).collect();
     if let Some(offset) = cfg.tz_override {
         return naive_files
             .iter()
@@ -335,21 +346,51 @@ fn capture_time(
         let Some(evs) = events.get(f.id as usize) else {
             continue;
         };
-        for ev in evs {
-            let path = ev.field("path").unwrap_or_default();
-            if matches!(
-                path,
-                "collected_at" | "collectedat" | "capturedat" | "captured_at"
-            ) {
-                if let Some(Ok((_, t))) = ev.field("value").map(|v| instant(v.trim_matches('"'))) {
-                    return Some(CaptureTime {
-                        micros: t,
-                        basis: format!("{} in {}", path, f.path),
-                    });
-                }
-            }
+        if let Some(cap) = evs.iter().find_map(|ev| recorded_capture(f, ev)) {
+            return Some(cap);
         }
     }
+    capture_without_record(files, root_name, || {
+        events
+            .iter()
+            .flatten()
+            .filter(|e| e.ts.is_some_and(|t| t.quality != TsQuality::Approximate))
+            .filter_map(Event::last_micros)
+            .max()
+    })
+}
+
+/// The recorded capture time an event states, if it is a `collected_at`-like fact whose
+/// value is a time: the fact's path and the time.
+pub(crate) fn recorded_time(ev: &Event) -> Option<(&str, Micros)> {
+    let path = ev.field("path").unwrap_or_default();
+    if !matches!(
+        path,
+        "collected_at" | "collectedat" | "capturedat" | "captured_at"
+    ) {
+        return None;
+    }
+    let Some(Ok((_, t))) = ev.field("value").map(|v| instant(v.trim_matches('"'))) else {
+        return None;
+    };
+    Some((path, t))
+}
+
+fn recorded_capture(file: &FileInfo, ev: &Event) -> Option<CaptureTime> {
+    let (path, micros) = recorded_time(ev)?;
+    Some(CaptureTime {
+        micros,
+        basis: format!("{} in {}", path, file.path),
+    })
+}
+
+/// The capture time when no fact records it: a troubleshoot folder name, else `newest`, the
+/// newest exact or zone-resolved time in the bundle.
+pub(crate) fn capture_without_record(
+    files: &[FileInfo],
+    root_name: Option<&str>,
+    newest: impl FnOnce() -> Option<Micros>,
+) -> Option<CaptureTime> {
     // troubleshoot's folder name: support-bundle-2025-03-14T09_12_44.
     let names = root_name
         .into_iter()
@@ -364,12 +405,7 @@ fn capture_time(
         }
     }
     // Else the newest exact or zone-resolved time in the bundle.
-    let newest = events
-        .iter()
-        .flatten()
-        .filter(|e| e.ts.is_some_and(|t| t.quality != TsQuality::Approximate))
-        .filter_map(Event::last_micros)
-        .max()?;
+    let newest = newest()?;
     Some(CaptureTime {
         micros: newest,
         basis: "newest log time in the bundle (no capture time recorded)".to_string(),
@@ -397,7 +433,7 @@ fn troubleshoot_stamp(name: &str) -> Option<Micros> {
 
 /// Stable merge by `(time, file, line)`; untimed events keep their place after the event
 /// before them in their file.
-fn merge(events: Vec<Vec<Event>>) -> Vec<Event> {
+pub(crate) fn merge(events: Vec<Vec<Event>>) -> Vec<Event> {
     let total = events.iter().map(Vec::len).sum();
     let mut keyed: Vec<(Micros, u32, u32, Event)> = Vec::with_capacity(total);
     for file_events in events {

@@ -118,6 +118,17 @@ fn same_output_for_every_container_and_thread_count() {
             "--threads",
             "1",
         ]));
+        let mut ref_inventory: serde_json::Value = serde_json::from_slice(&stdout_of(&[
+            "analyze",
+            dir.to_str().unwrap(),
+            "--inventory",
+            "--format",
+            "json",
+            "--threads",
+            "1",
+        ]))
+        .unwrap();
+        ref_inventory["container"] = serde_json::Value::Null;
         for bundle in [&dir, &tar, &tgz, &zip] {
             for threads in ["1", "4"] {
                 let got = stdout_of(&[
@@ -147,7 +158,40 @@ fn same_output_for_every_container_and_thread_count() {
                     "{name}: report differs for {} with {threads} threads",
                     bundle.display()
                 );
+                let mut inventory: serde_json::Value = serde_json::from_slice(&stdout_of(&[
+                    "analyze",
+                    bundle.to_str().unwrap(),
+                    "--inventory",
+                    "--format",
+                    "json",
+                    "--threads",
+                    threads,
+                ]))
+                .unwrap();
+                inventory["container"] = serde_json::Value::Null;
+                assert_eq!(
+                    inventory,
+                    ref_inventory,
+                    "{name}: inventory differs for {} with {threads} threads",
+                    bundle.display()
+                );
             }
+            // The page names the container; within one, the thread count changes nothing.
+            let html = |threads: &str| {
+                stdout_of(&[
+                    "analyze",
+                    bundle.to_str().unwrap(),
+                    "--format",
+                    "html",
+                    "--threads",
+                    threads,
+                ])
+            };
+            assert!(
+                html("1") == html("4"),
+                "{name}: the HTML page differs with the thread count for {}",
+                bundle.display()
+            );
         }
         let _ = std::fs::remove_dir_all(&out);
     }

@@ -13,7 +13,8 @@
 //! - `gate`: the byte budget that makes the reader wait for the parsers;
 //! - `pieces`: the jobs, what they give, and the joining of a file's pieces in order;
 //! - `windows`: the sieved parse of one piece (the windows around hits, the head, the tail);
-//! - `sections`: `kubectl cluster-info dump` logs, one section per container.
+//! - `sections`: `kubectl cluster-info dump` logs, one section per container;
+//! - `stream`: the full parse in pieces, each file's events handed on in file order.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -23,6 +24,7 @@ mod gate;
 mod pieces;
 mod router;
 mod sections;
+mod stream;
 mod windows;
 
 use gate::{Gate, IN_FLIGHT_BYTES};
@@ -30,6 +32,8 @@ use pieces::{Assembler, PIECE_BYTES};
 use router::Router;
 use sections::{parse_sections, split_cluster_info_sections};
 use windows::parse_sieved;
+
+pub use stream::{stream, Batch, Streamed};
 
 use crate::bundle::{self, Buffers, Entry, Limits, OpenError};
 use crate::classify::classify;

@@ -1,0 +1,767 @@
+//! The full parse, streamed: what `timeline`, `analyze --inventory` and the HTML picture read.
+//! Every line of every file is parsed, but a file larger than one piece is parsed in stretches
+//! (units) of about a piece, on the parser pool, and each unit's events are handed to the
+//! consumer in file order as soon as the units before it are done, then dropped: memory stays
+//! flat however large the bundle or its largest file.
+//!
+//! A unit never splits a record. The reader cuts a piece before its last line that starts a
+//! record whatever the parser's state (`starts_fresh`: the line, parsed after each of a few
+//! priming lines, starts a new event every time) and carries the lines from there into the next
+//! unit. Each unit is then parsed alone and gives exactly the events the whole file would have
+//! given for its lines: the line driver's only state across records is the record being
+//! folded, which such a line closes. What a parser carries further is mended here in the
+//! order units are delivered: line numbers, the worker parser's `:actor_name:` marker, and the
+//! two diagnostics that summarise a whole file (impossible date-times, broken zap JSON).
+//! Pieces are cut at the same places in every container (as for the sieved read), so a
+//! directory, a tar.gz and a zip give the same units and the same events. A piece with no such
+//! line near its end is carried whole; a carry that grows past [`MAX_CARRY`] (a file of
+//! nothing but continuation lines) is cut at a piece end, the one place where the events may
+//! differ from a whole-file parse (never a line lost or doubled).
+//!
+//! Kubernetes documents, cluster-info dumps, UTF-16 text and files of one piece are parsed
+//! whole, as the one-shot load does.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use super::gate::{Gate, IN_FLIGHT_BYTES};
+use super::pieces::PIECE_BYTES;
+use super::router::piece_end;
+use super::sections::SECTION_START;
+use super::{
+    binary_content, common_root, count_lines, parse_entry, skipped, strip_root, whole_document,
+    FileInfo, LoadConfig, Parsed,
+};
+use crate::bundle::{self, Buffers, Bytes, Entry, OpenError};
+use crate::classify::classify;
+use crate::diag::Diagnostic;
+use crate::event::{Event, FileId, Micros, SourceKind};
+use crate::parse::{self, Format, ParseOutput};
+
+/// A carry (the lines after a piece's last cut) longer than this is cut at the piece's end.
+pub(super) const MAX_CARRY: usize = 4 * PIECE_BYTES;
+/// Lines looked at, back from a piece's end, for a place to cut.
+const CUT_SEARCH_LINES: usize = 256;
+
+/// Events of one file handed to the consumer, in file order.
+pub struct Batch<'a> {
+    /// The file's number in the order files were first read (not its id: see
+    /// [`Streamed::ids`]). Every event's `file` holds it.
+    pub seq: u32,
+    /// The file's path as read, the common root not yet stripped.
+    pub path: &'a str,
+    pub kind: SourceKind,
+    /// Events in file order, with the file's own line numbers and their kind set.
+    pub events: Vec<Event>,
+    /// Whether this is the file's last batch.
+    pub last: bool,
+}
+
+/// What a streamed read learnt besides the events.
+#[derive(Debug)]
+pub struct Streamed {
+    pub bundle_path: String,
+    pub container: String,
+    pub root_name: Option<String>,
+    /// Files sorted by path, with their ids, paths shown without the common root, as
+    /// [`super::load`] gives them.
+    pub files: Vec<FileInfo>,
+    /// `ids[seq]` is the id of the file batches named `seq`.
+    pub ids: Vec<FileId>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Reads and parses every line of the bundle, handing each file's events to `sink` in file
+/// order (files may interleave). `sink` runs on the parser threads, one call at a time.
+/// Fails only when the bundle cannot be opened at all.
+pub fn stream(
+    path: &Path,
+    cfg: &LoadConfig,
+    sink: &mut (dyn FnMut(Batch) + Send),
+) -> Result<Streamed, OpenError> {
+    let buffers = Arc::new(Buffers::default());
+    let deliver = Mutex::new(Delivery {
+        files: Vec::new(),
+        sink,
+    });
+    let mut reader = Reader {
+        open: None,
+        next_seq: 0,
+        buffers: Arc::clone(&buffers),
+        lines_read: 0,
+    };
+    let progress = cfg.progress.clone();
+    let summary = if cfg.threads <= 1 {
+        bundle::walk_in_pieces(
+            path,
+            &cfg.limits,
+            PIECE_BYTES,
+            Some(&buffers),
+            &mut |entry| {
+                if let Some(p) = &progress {
+                    p(&entry.path, entry.bytes.len() as u64);
+                }
+                reader.route(entry, &deliver, &mut |unit| {
+                    let done = unit.run();
+                    if let Ok(mut d) = deliver.lock() {
+                        d.take(done);
+                    }
+                });
+            },
+        )?
+    } else {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(cfg.threads)
+            .build()
+            .map_err(|e| OpenError {
+                path: path.to_path_buf(),
+                reason: format!("cannot start {} parser threads: {e}", cfg.threads),
+            })?;
+        // The budget counts a unit until its events are handed over, so units parsed ahead of
+        // a slow one wait in memory only as long as the budget allows.
+        let in_flight = Gate::new(IN_FLIGHT_BYTES);
+        pool.in_place_scope(|scope| {
+            let deliver = &deliver;
+            let in_flight = &in_flight;
+            bundle::walk_in_pieces(
+                path,
+                &cfg.limits,
+                PIECE_BYTES,
+                Some(&buffers),
+                &mut |entry: Entry| {
+                    if let Some(p) = &progress {
+                        p(&entry.path, entry.bytes.len() as u64);
+                    }
+                    reader.route(entry, deliver, &mut |unit| {
+                        let size = unit.size();
+                        in_flight.acquire(size);
+                        scope.spawn(move |_| {
+                            let done = unit.run();
+                            if let Ok(mut d) = deliver.lock() {
+                                d.take(done);
+                            }
+                            in_flight.release(size);
+                        });
+                    });
+                },
+            )
+        })?
+    };
+    // A file whose last piece never came (the walk stopped inside it) ends with its carry.
+    if let Some(open) = reader.open.take() {
+        let unit = open.finish();
+        if let Some(unit) = unit {
+            let done = unit.run();
+            if let Ok(mut d) = deliver.lock() {
+                d.take(done);
+            }
+        }
+    }
+    let delivery = deliver.into_inner().map_err(|_| OpenError {
+        path: path.to_path_buf(),
+        reason: "a parser thread failed".to_string(),
+    })?;
+    Ok(finish(path, summary, delivery.files))
+}
+
+/// Files sorted by path, ids, the common root stripped, diagnostics in file order.
+fn finish(path: &Path, summary: bundle::WalkSummary, files: Vec<FileState>) -> Streamed {
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by(|&a, &b| files[a].path.cmp(&files[b].path).then(a.cmp(&b)));
+    let root_name = common_root(order.iter().map(|&i| files[i].path.as_str()));
+    let mut diagnostics = summary.diagnostics;
+    if let Some(root) = &root_name {
+        for d in &mut diagnostics {
+            d.file = strip_root(&d.file, root).to_string();
+        }
+    }
+    let mut ids = vec![0 as FileId; files.len()];
+    let mut by_seq: Vec<Option<FileState>> = files.into_iter().map(Some).collect();
+    let mut infos = Vec::with_capacity(by_seq.len());
+    for (id, &seq) in order.iter().enumerate() {
+        let Some(f) = by_seq.get_mut(seq).and_then(Option::take) else {
+            continue;
+        };
+        ids[seq] = id as FileId;
+        let shown = match &root_name {
+            Some(root) => strip_root(&f.path, root).to_string(),
+            None => f.path.clone(),
+        };
+        for mut d in f.diagnostics() {
+            d.file = shown.clone();
+            diagnostics.push(d);
+        }
+        infos.push(FileInfo {
+            id: id as FileId,
+            path: shown,
+            kind: f.kind,
+            bytes: f.bytes,
+            lines: f.lines,
+            events: f.events,
+            unparsed_lines: f.unparsed,
+            mtime: f.mtime,
+            zone_samples: f.zone_samples,
+        });
+    }
+    Streamed {
+        bundle_path: path.display().to_string(),
+        container: summary.container,
+        root_name,
+        files: infos,
+        ids,
+        diagnostics,
+    }
+}
+
+/// One stretch of a file to parse.
+struct Unit {
+    seq: u32,
+    index: u32,
+    last: bool,
+    work: Work,
+}
+
+enum Work {
+    /// A whole file (its only unit).
+    Whole(Entry),
+    /// A file not parsed, with the reason and its bytes.
+    Skip(Parsed),
+    /// Lines of a streamed file starting at a record start: the carry, then `piece[..cut]`.
+    Text {
+        kind: SourceKind,
+        carry: Vec<u8>,
+        piece: Vec<u8>,
+        cut: usize,
+        buffers: Arc<Buffers>,
+    },
+}
+
+/// What a unit gave.
+struct UnitDone {
+    seq: u32,
+    index: u32,
+    last: bool,
+    kind: SourceKind,
+    bytes: u64,
+    lines: u64,
+    out: ParseOutput,
+}
+
+impl Unit {
+    fn size(&self) -> usize {
+        match &self.work {
+            Work::Whole(entry) => entry.bytes.len(),
+            Work::Skip(_) => 0,
+            Work::Text { carry, cut, .. } => carry.len() + cut,
+        }
+    }
+
+    fn run(self) -> UnitDone {
+        let (kind, bytes, lines, out) = match self.work {
+            Work::Whole(entry) => {
+                let p = parse_entry(entry, None);
+                (p.kind, p.bytes, p.lines, p.out)
+            }
+            Work::Skip(p) => (p.kind, p.bytes, p.lines, p.out),
+            Work::Text {
+                kind,
+                carry,
+                piece,
+                cut,
+                buffers,
+            } => {
+                let own = piece.get(..cut).unwrap_or_default();
+                let (lines, out) = if carry.is_empty() {
+                    (count_lines(own), parse::parse(kind, own))
+                } else {
+                    let mut text = buffers.take(carry.len() + own.len());
+                    text.extend_from_slice(&carry);
+                    text.extend_from_slice(own);
+                    let got = (count_lines(&text), parse::parse(kind, &text));
+                    buffers.give(text);
+                    got
+                };
+                let bytes = (carry.len() + cut) as u64;
+                buffers.give(piece);
+                (kind, bytes, lines, out)
+            }
+        };
+        UnitDone {
+            seq: self.seq,
+            index: self.index,
+            last: self.last,
+            kind,
+            bytes,
+            lines,
+            out,
+        }
+    }
+}
+
+/// The reader's side: turns the walk's entries into units.
+struct Reader {
+    open: Option<Open>,
+    next_seq: u32,
+    buffers: Arc<Buffers>,
+    /// Lines of the current file routed so far: where its cut lines are.
+    lines_read: u64,
+}
+
+/// The streamed file whose pieces are arriving.
+struct Open {
+    seq: u32,
+    path: String,
+    mtime: Option<i64>,
+    next_index: u32,
+    mode: Mode,
+    buffers: Arc<Buffers>,
+}
+
+enum Mode {
+    /// Parsed unit by unit; `carry` holds the lines after the last cut.
+    Units { kind: SourceKind, carry: Vec<u8> },
+    /// Parsed whole once every piece is in.
+    Gather(Vec<u8>),
+    /// Not parsed (binary); its bytes are counted.
+    Skip { problem: String, bytes: u64 },
+}
+
+impl Reader {
+    /// The lines of `entry` (a piece of file `seq`, or the whole of it) that were cut as they
+    /// were read: a diagnostic each, on the file's own line numbers.
+    fn note_cuts(&mut self, seq: u32, entry: &Entry, deliver: &Mutex<Delivery>) {
+        if !entry.cuts.is_empty() {
+            let first = u32::try_from(self.lines_read + 1).unwrap_or(u32::MAX);
+            let cuts = bundle::Cut::diagnostics(&entry.cuts, &entry.bytes, first);
+            if let Ok(mut d) = deliver.lock() {
+                if let Some(f) = d.files.get_mut(seq as usize) {
+                    f.bytes += bundle::Cut::skipped_bytes(&entry.cuts);
+                    f.diagnostics.extend(cuts);
+                }
+            }
+        }
+        self.lines_read += memchr::memchr_iter(b'\n', &entry.bytes).count() as u64;
+    }
+
+    fn register(&mut self, entry: &Entry, deliver: &Mutex<Delivery>) -> u32 {
+        let seq = self.next_seq;
+        self.next_seq = self.next_seq.saturating_add(1);
+        self.lines_read = 0;
+        if let Ok(mut d) = deliver.lock() {
+            d.files
+                .push(FileState::new(entry.path.clone(), entry.mtime));
+        }
+        seq
+    }
+
+    fn route(&mut self, entry: Entry, deliver: &Mutex<Delivery>, run: &mut dyn FnMut(Unit)) {
+        if entry.piece == bundle::Piece::WHOLE {
+            if let Some(open) = self.open.take() {
+                if let Some(unit) = open.finish() {
+                    run(unit);
+                }
+            }
+            let seq = self.register(&entry, deliver);
+            if entry.bytes.len() <= PIECE_BYTES {
+                return run(Unit {
+                    seq,
+                    index: 0,
+                    last: true,
+                    work: Work::Whole(entry),
+                });
+            }
+            // A large file read whole (a zip member, a nested archive's): cut where a stream
+            // of it would have been.
+            let first_end = piece_end(&entry.bytes, 0, PIECE_BYTES);
+            let head = entry.bytes.get(..first_end).unwrap_or_default();
+            let mut open = Open::new(seq, &entry, head, Arc::clone(&self.buffers));
+            if let Mode::Gather(_) = open.mode {
+                return run(Unit {
+                    seq,
+                    index: 0,
+                    last: true,
+                    work: Work::Whole(entry),
+                });
+            }
+            self.note_cuts(seq, &entry, deliver);
+            let len = entry.bytes.len();
+            let mut start = 0usize;
+            while start < len {
+                let end = piece_end(&entry.bytes, start, PIECE_BYTES);
+                let piece = entry.bytes.get(start..end).unwrap_or_default().to_vec();
+                open.piece(piece, end >= len, run);
+                start = end;
+            }
+            return;
+        }
+        if entry.piece.index == 0 {
+            if let Some(open) = self.open.take() {
+                if let Some(unit) = open.finish() {
+                    run(unit);
+                }
+            }
+            let seq = self.register(&entry, deliver);
+            self.open = Some(Open::new(
+                seq,
+                &entry,
+                &entry.bytes,
+                Arc::clone(&self.buffers),
+            ));
+        }
+        let Some(seq) = self
+            .open
+            .as_ref()
+            .filter(|o| o.path == entry.path)
+            .map(|o| o.seq)
+        else {
+            return;
+        };
+        self.note_cuts(seq, &entry, deliver);
+        let Some(open) = self.open.as_mut() else {
+            return;
+        };
+        let last = entry.piece.last;
+        let bytes = match entry.bytes {
+            Bytes::Owned(v) => v,
+            Bytes::Mapped(m) => m.to_vec(),
+        };
+        open.piece(bytes, last, run);
+        if last {
+            self.open = None;
+        }
+    }
+}
+
+impl Open {
+    /// How a file whose first piece is `head` is read.
+    fn new(seq: u32, entry: &Entry, head: &[u8], buffers: Arc<Buffers>) -> Open {
+        let mode = if let Some(problem) = binary_content(head) {
+            Mode::Skip { problem, bytes: 0 }
+        } else if head.starts_with(&[0xFF, 0xFE])
+            || head.starts_with(&[0xFE, 0xFF])
+            || head.starts_with(SECTION_START)
+        {
+            Mode::Gather(Vec::new())
+        } else {
+            let kind = classify(&entry.path, head);
+            if whole_document(kind) {
+                Mode::Gather(Vec::new())
+            } else {
+                Mode::Units {
+                    kind,
+                    carry: Vec::new(),
+                }
+            }
+        };
+        Open {
+            seq,
+            path: entry.path.clone(),
+            mtime: entry.mtime,
+            next_index: 0,
+            mode,
+            buffers,
+        }
+    }
+
+    fn unit(&mut self, last: bool, work: Work) -> Unit {
+        let index = self.next_index;
+        self.next_index = self.next_index.saturating_add(1);
+        Unit {
+            seq: self.seq,
+            index,
+            last,
+            work,
+        }
+    }
+
+    /// Takes the next piece; runs the units it completes.
+    fn piece(&mut self, piece: Vec<u8>, last: bool, run: &mut dyn FnMut(Unit)) {
+        match &mut self.mode {
+            Mode::Gather(buf) => {
+                buf.extend_from_slice(&piece);
+                self.buffers.give(piece);
+                if last {
+                    let bytes = std::mem::take(buf);
+                    // The cut lines of the pieces were noted as they came.
+                    let entry = Entry {
+                        path: self.path.clone(),
+                        mtime: self.mtime,
+                        bytes: Bytes::Owned(bytes),
+                        piece: bundle::Piece::WHOLE,
+                        cuts: Vec::new(),
+                    };
+                    let unit = self.unit(true, Work::Whole(entry));
+                    run(unit);
+                }
+            }
+            Mode::Skip { problem, bytes } => {
+                *bytes += piece.len() as u64;
+                self.buffers.give(piece);
+                if last {
+                    let parsed = skipped(self.path.clone(), self.mtime, *bytes, problem.clone());
+                    let unit = self.unit(true, Work::Skip(parsed));
+                    run(unit);
+                }
+            }
+            Mode::Units { kind, carry } => {
+                let kind = *kind;
+                if last {
+                    let carry = std::mem::take(carry);
+                    let cut = piece.len();
+                    let work = self.text(kind, carry, piece, cut);
+                    let unit = self.unit(true, work);
+                    return run(unit);
+                }
+                let cut = match safe_cut(kind, &piece) {
+                    Some(0) if carry.is_empty() => None,
+                    other => other,
+                };
+                match cut {
+                    Some(cut) => {
+                        let next = piece.get(cut..).unwrap_or_default().to_vec();
+                        let carry = std::mem::replace(carry, next);
+                        let work = self.text(kind, carry, piece, cut);
+                        let unit = self.unit(false, work);
+                        run(unit);
+                    }
+                    None if carry.len() + piece.len() > MAX_CARRY => {
+                        let carry = std::mem::take(carry);
+                        let cut = piece.len();
+                        let work = self.text(kind, carry, piece, cut);
+                        let unit = self.unit(false, work);
+                        run(unit);
+                    }
+                    None => {
+                        carry.extend_from_slice(&piece);
+                        self.buffers.give(piece);
+                    }
+                }
+            }
+        }
+    }
+
+    fn text(&self, kind: SourceKind, carry: Vec<u8>, piece: Vec<u8>, cut: usize) -> Work {
+        Work::Text {
+            kind,
+            carry,
+            piece,
+            cut,
+            buffers: Arc::clone(&self.buffers),
+        }
+    }
+
+    /// The unit that ends a file whose last piece never came.
+    fn finish(mut self) -> Option<Unit> {
+        let mut out = None;
+        self.piece(Vec::new(), true, &mut |unit| out = Some(unit));
+        out
+    }
+}
+
+/// Where to cut a piece: before its last line (of the last [`CUT_SEARCH_LINES`]) that starts
+/// a record whatever came before it.
+fn safe_cut(kind: SourceKind, piece: &[u8]) -> Option<usize> {
+    let mut end = piece.len();
+    for _ in 0..CUT_SEARCH_LINES {
+        if end == 0 {
+            return None;
+        }
+        let start = memchr::memrchr(b'\n', &piece[..end - 1]).map_or(0, |i| i + 1);
+        if starts_fresh(kind, &piece[start..end]) {
+            return Some(start);
+        }
+        end = start;
+    }
+    None
+}
+
+/// Lines that leave each line grammar in a different state: after a plain record, among a
+/// traceback's frames, after its exception line.
+const PRIMES: [&[u8]; 3] = [
+    b"x\n",
+    b"Traceback (most recent call last):\n",
+    b"Traceback (most recent call last):\n  File \"x\", line 1, in f\nValueError: x\n",
+];
+
+/// Whether `line` starts a new record after each of [`PRIMES`]: then it does so wherever it
+/// stands in a file, and a unit may start with it.
+pub(super) fn starts_fresh(kind: SourceKind, line: &[u8]) -> bool {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    if line.is_empty() || line.contains(&b'\n') {
+        return false;
+    }
+    PRIMES.iter().all(|prime| {
+        let mut text = Vec::with_capacity(prime.len() + line.len() + 1);
+        text.extend_from_slice(prime);
+        text.extend_from_slice(line);
+        text.push(b'\n');
+        let at = count_lines(prime) as u32 + 1;
+        parse::parse(kind, &text)
+            .events
+            .last()
+            .is_some_and(|ev| ev.line == at)
+    })
+}
+
+/// The delivery side: units wait here until those before them in their file are done.
+struct Delivery<'s> {
+    files: Vec<FileState>,
+    sink: &'s mut (dyn FnMut(Batch) + Send),
+}
+
+impl Delivery<'_> {
+    fn take(&mut self, done: UnitDone) {
+        let seq = done.seq as usize;
+        let Some(file) = self.files.get_mut(seq) else {
+            return;
+        };
+        file.pending.insert(done.index, done);
+        while let Some(unit) = file.pending.remove(&file.next) {
+            file.next = file.next.saturating_add(1);
+            let last = unit.last;
+            let events = file.mend(unit);
+            (self.sink)(Batch {
+                seq: seq as u32,
+                path: &file.path,
+                kind: file.kind,
+                events,
+                last,
+            });
+        }
+    }
+}
+
+/// A file as its units are delivered.
+struct FileState {
+    path: String,
+    mtime: Option<i64>,
+    kind: SourceKind,
+    next: u32,
+    pending: BTreeMap<u32, UnitDone>,
+    bytes: u64,
+    lines: u64,
+    events: u64,
+    unparsed: u64,
+    zone_samples: Vec<Micros>,
+    diagnostics: Vec<Diagnostic>,
+    /// The file's summarising diagnostics, joined over its units (see [`COUNTED`]).
+    counted: [Option<(u64, Diagnostic)>; 2],
+    /// The worker parser's latest `:actor_name:` marker.
+    actor: Option<String>,
+    /// Whether the file is parsed in more than one unit.
+    split: bool,
+}
+
+/// The diagnostics a parser gives once per file, counting lines: `(text after the count,
+/// what to write for one line, for several)`.
+const COUNTED: [(&str, &str, &str); 2] = [
+    (" line(s) start with an impossible date-time", "", ""),
+    (" operator log line", "line looks", "lines look"),
+];
+
+impl FileState {
+    fn new(path: String, mtime: Option<i64>) -> FileState {
+        FileState {
+            path,
+            mtime,
+            kind: SourceKind::Unknown,
+            next: 0,
+            pending: BTreeMap::new(),
+            bytes: 0,
+            lines: 0,
+            events: 0,
+            unparsed: 0,
+            zone_samples: Vec::new(),
+            diagnostics: Vec::new(),
+            counted: [None, None],
+            actor: None,
+            split: false,
+        }
+    }
+
+    /// A unit's events made the file's own: line numbers, kind, file, the actor marker.
+    fn mend(&mut self, unit: UnitDone) -> Vec<Event> {
+        self.kind = unit.kind;
+        if unit.index == 0 {
+            self.split = !unit.last;
+        }
+        let offset = u32::try_from(self.lines).unwrap_or(u32::MAX);
+        let mut out = unit.out;
+        let worker = Format::of(unit.kind) == Format::Worker && unit.index > 0;
+        let mut before_marker = worker;
+        for ev in &mut out.events {
+            ev.line = ev.line.saturating_add(offset);
+            ev.file = 0;
+            if ev.kind == SourceKind::Unknown {
+                ev.kind = unit.kind;
+            }
+            if before_marker {
+                if let Some(actor) = &self.actor {
+                    ev.fields.push(("actor_name".into(), actor.clone()));
+                }
+                before_marker = !is_actor_marker(ev);
+            }
+        }
+        if Format::of(unit.kind) == Format::Worker {
+            if let Some(ev) = out.events.iter().rev().find(|e| is_actor_marker(e)) {
+                self.actor = ev.field("value").map(str::to_string);
+            }
+        }
+        for mut d in out.diagnostics {
+            d.line = d.line.map(|l| l.saturating_add(offset));
+            self.diagnostic(d);
+        }
+        self.bytes += unit.bytes;
+        self.lines += unit.lines;
+        self.events += out.events.len() as u64;
+        self.unparsed += out.unparsed_lines;
+        self.zone_samples.append(&mut out.zone_samples);
+        out.events
+    }
+
+    fn diagnostic(&mut self, d: Diagnostic) {
+        if !self.split {
+            return self.diagnostics.push(d);
+        }
+        let counted = d.problem.split_once(' ').and_then(|(n, _)| {
+            let n = n.parse::<u64>().ok()?;
+            let at = d.problem.len() - d.problem.trim_start_matches(char::is_numeric).len();
+            let rest = &d.problem[at..];
+            COUNTED
+                .iter()
+                .position(|(tail, _, _)| rest.starts_with(tail))
+                .map(|i| (i, n))
+        });
+        let Some((i, n)) = counted else {
+            return self.diagnostics.push(d);
+        };
+        match &mut self.counted[i] {
+            Some((total, _)) => *total += n,
+            slot => *slot = Some((n, d)),
+        }
+    }
+
+    /// The file's diagnostics: the summarising ones first, as a whole-file parse gives them.
+    fn diagnostics(&self) -> Vec<Diagnostic> {
+        let mut all = Vec::new();
+        for (i, slot) in self.counted.iter().enumerate() {
+            let Some((total, d)) = slot else { continue };
+            let mut d = d.clone();
+            let at = d.problem.len() - d.problem.trim_start_matches(char::is_numeric).len();
+            let mut problem = format!("{total}{}", &d.problem[at..]);
+            let (_, one, many) = COUNTED[i];
+            if *total > 1 && !one.is_empty() {
+                problem = problem.replacen(one, many, 1);
+            }
+            d.problem = problem;
+            all.push(d);
+        }
+        all.extend(self.diagnostics.iter().cloned());
+        all
+    }
+}
+
+fn is_actor_marker(ev: &Event) -> bool {
+    ev.field("marker") == Some("actor_name")
+}

@@ -1,0 +1,440 @@
+//! Time resolution for a streamed read: what `timeline::build` decides from every event at
+//! once, decided here from a few numbers per file gathered as the events stream past, so that
+//! no event needs to be kept.
+//!
+//! While streaming, a [`Tracker`] sees each file's events in file order and keeps, per file:
+//! whether it has zone-less times, the range of its UTC and zone-less times, its year-less
+//! stamps (each with the last time before it, which is its reference), the range of its
+//! `kubectl` ages and its first recorded capture time. For each event it gives a [`Stamp`]:
+//! how to resolve the event's own time, and the time it sorts by (its own, or that of the last
+//! event before it in its file that has one), both as descriptions that need the bundle's
+//! decisions. [`Tracker::resolve`] then makes those decisions (zones, the window year-less
+//! stamps fall back on, the capture time) exactly as `timeline::build` does, and
+//! [`Resolution`] turns stamps into times.
+
+use crate::event::{Event, FileId, Micros, RawTime, Timestamp, TsQuality, MICROS_PER_SEC};
+use crate::load::FileInfo;
+use crate::timeline::{
+    capture_without_record, recorded_time, resolve_no_year, zones_for, CaptureTime, TimeConfig,
+    ZoneDecision,
+};
+
+/// A time that resolves without any other year-less stamp: explicit UTC, or zone-less.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Anchor {
+    Utc(Micros),
+    Naive(Micros),
+}
+
+/// How an event's own time resolves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Own {
+    None,
+    Anchor(Anchor),
+    /// The file's year-less stamp with this index.
+    NoYear(u32),
+    /// A `kubectl` age in seconds.
+    Age(i64),
+}
+
+/// The time an event sorts by: that of the last event up to it in its file whose time
+/// resolves. `anchor` is the last UTC or zone-less time, `no_year` the indices of the
+/// year-less stamps since, `age` the last age since (with how many year-less stamps of the
+/// file came before it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Carry {
+    pub anchor: Option<Anchor>,
+    pub no_year: Option<(u32, u32)>,
+    pub age: Option<(i64, u32)>,
+}
+
+/// What an event's times depend on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    pub own: Own,
+    pub carry: Carry,
+}
+
+/// A year-less stamp and the UTC or zone-less time seen since the previous one, if any.
+#[derive(Clone, Debug)]
+struct NoYear {
+    month: u8,
+    day: u8,
+    micros_of_day: i64,
+    anchor: Option<Anchor>,
+}
+
+/// One file's times, as its events go by.
+#[derive(Clone, Debug, Default)]
+pub struct FileTimes {
+    naive: bool,
+    utc: Option<(Micros, Micros)>,
+    local: Option<(Micros, Micros)>,
+    anchors: u64,
+    no_year: Vec<NoYear>,
+    /// The UTC or zone-less time seen since the last year-less stamp.
+    pending_anchor: Option<Anchor>,
+    ages: Option<(i64, i64)>,
+    n_ages: u64,
+    recorded: Option<(String, Micros)>,
+    carry: Carry,
+}
+
+fn widen(range: &mut Option<(Micros, Micros)>, t: Micros) {
+    *range = Some(match *range {
+        Some((lo, hi)) => (lo.min(t), hi.max(t)),
+        None => (t, t),
+    });
+}
+
+impl FileTimes {
+    /// Takes the next event of the file; returns how its times resolve.
+    pub fn observe(&mut self, ev: &Event) -> Stamp {
+        if self.recorded.is_none() {
+            if let Some((path, t)) = recorded_time(ev) {
+                self.recorded = Some((path.to_string(), t));
+            }
+        }
+        let own = match ev.raw_time {
+            None => Own::None,
+            Some(RawTime::Utc(t)) => {
+                widen(&mut self.utc, t);
+                Own::Anchor(Anchor::Utc(t))
+            }
+            Some(RawTime::Naive(t)) => {
+                self.naive = true;
+                widen(&mut self.local, t);
+                Own::Anchor(Anchor::Naive(t))
+            }
+            Some(RawTime::NoYear {
+                month,
+                day,
+                micros_of_day,
+            }) => {
+                let idx = u32::try_from(self.no_year.len()).unwrap_or(u32::MAX);
+                self.no_year.push(NoYear {
+                    month,
+                    day,
+                    micros_of_day,
+                    anchor: self.pending_anchor.take(),
+                });
+                Own::NoYear(idx)
+            }
+            Some(RawTime::Age { secs }) => {
+                self.n_ages += 1;
+                self.ages = Some(match self.ages {
+                    Some((lo, hi)) => (lo.min(secs), hi.max(secs)),
+                    None => (secs, secs),
+                });
+                Own::Age(secs)
+            }
+        };
+        match own {
+            Own::None => {}
+            Own::Anchor(a) => {
+                self.anchors += 1;
+                self.pending_anchor = Some(a);
+                self.carry = Carry {
+                    anchor: Some(a),
+                    no_year: None,
+                    age: None,
+                };
+            }
+            Own::NoYear(idx) => {
+                let lo = self.carry.no_year.map_or(idx, |(lo, _)| lo);
+                self.carry.no_year = Some((lo, idx));
+            }
+            Own::Age(secs) => {
+                let before = u32::try_from(self.no_year.len()).unwrap_or(u32::MAX);
+                self.carry.age = Some((secs, before));
+            }
+        }
+        Stamp {
+            own,
+            carry: self.carry,
+        }
+    }
+}
+
+/// The times of every file of a streamed read, by the file's `seq`.
+#[derive(Default)]
+pub struct Tracker {
+    pub files: Vec<FileTimes>,
+}
+
+impl Tracker {
+    pub fn file(&mut self, seq: u32) -> &mut FileTimes {
+        let seq = seq as usize;
+        if self.files.len() <= seq {
+            self.files.resize_with(seq + 1, FileTimes::default);
+        }
+        &mut self.files[seq]
+    }
+
+    /// The bundle's decisions, as `timeline::build` makes them. `files` and `ids` come from
+    /// the streamed read (`ids[seq]` is a file's id).
+    pub fn resolve(
+        mut self,
+        files: &[FileInfo],
+        ids: &[FileId],
+        root_name: Option<&str>,
+        cfg: &TimeConfig,
+    ) -> Resolution {
+        // Files by id.
+        let mut by_id: Vec<FileTimes> = vec![FileTimes::default(); files.len()];
+        for (seq, &id) in ids.iter().enumerate() {
+            if let (Some(slot), Some(t)) = (by_id.get_mut(id as usize), self.files.get_mut(seq)) {
+                *slot = std::mem::take(t);
+            }
+        }
+        let zones = zones_for(files, cfg, |f| {
+            by_id.get(f.id as usize).is_some_and(|t| t.naive)
+        });
+        let mut offsets = vec![(0i64, TsQuality::AssumedUtc); files.len()];
+        for z in &zones {
+            if let Some(f) = files.iter().find(|f| f.path == z.file) {
+                if let Some(slot) = offsets.get_mut(f.id as usize) {
+                    *slot = (z.offset_secs * MICROS_PER_SEC, z.quality);
+                }
+            }
+        }
+        // The window of explicit and zone-resolved times.
+        let mut window: Option<(Micros, Micros)> = None;
+        for (id, t) in by_id.iter().enumerate() {
+            let off = offsets[id].0;
+            if let Some((lo, hi)) = t.utc {
+                widen(&mut window, lo);
+                widen(&mut window, hi);
+            }
+            if let Some((lo, hi)) = t.local {
+                widen(&mut window, lo - off);
+                widen(&mut window, hi - off);
+            }
+        }
+        // Year-less stamps, file by file, each from the time before it.
+        let mut no_year: Vec<Vec<Option<Micros>>> = Vec::with_capacity(by_id.len());
+        let mut newest: Option<Micros> = window.map(|(_, hi)| hi);
+        let mut all = window;
+        for (id, t) in by_id.iter().enumerate() {
+            let off = offsets[id].0;
+            let mut reference = window.map(|(lo, _)| lo);
+            let mut got = Vec::with_capacity(t.no_year.len());
+            for y in &t.no_year {
+                if let Some(a) = y.anchor {
+                    reference = Some(anchor_micros(a, off));
+                }
+                let resolved =
+                    reference.and_then(|r| resolve_no_year(y.month, y.day, y.micros_of_day, r));
+                if let Some(r) = resolved {
+                    reference = Some(r);
+                    newest = Some(newest.map_or(r, |n| n.max(r)));
+                    widen(&mut all, r);
+                }
+                got.push(resolved);
+            }
+            no_year.push(got);
+        }
+        let recorded = files.iter().find_map(|f| {
+            let (path, micros) = by_id.get(f.id as usize)?.recorded.as_ref()?;
+            Some(CaptureTime {
+                micros: *micros,
+                basis: format!("{} in {}", path, f.path),
+            })
+        });
+        let capture = recorded.or_else(|| capture_without_record(files, root_name, || newest));
+        let mut timed = 0u64;
+        for (id, t) in by_id.iter().enumerate() {
+            timed += t.anchors;
+            timed += no_year[id].iter().filter(|r| r.is_some()).count() as u64;
+            if let (Some(cap), Some((lo, hi))) = (&capture, t.ages) {
+                timed += t.n_ages;
+                widen(&mut all, cap.micros - hi * MICROS_PER_SEC);
+                widen(&mut all, cap.micros - lo * MICROS_PER_SEC);
+            }
+        }
+        Resolution {
+            offsets,
+            no_year,
+            zones,
+            capture,
+            window: all,
+            timed,
+        }
+    }
+}
+
+fn anchor_micros(a: Anchor, offset: Micros) -> Micros {
+    match a {
+        Anchor::Utc(t) => t,
+        Anchor::Naive(t) => t - offset,
+    }
+}
+
+/// The bundle's decisions, and how they resolve a [`Stamp`].
+#[derive(Debug)]
+pub struct Resolution {
+    /// Per file id: the zone offset in microseconds, and the quality it gives.
+    offsets: Vec<(Micros, TsQuality)>,
+    /// Per file id: each year-less stamp, resolved.
+    no_year: Vec<Vec<Option<Micros>>>,
+    pub zones: Vec<ZoneDecision>,
+    pub capture: Option<CaptureTime>,
+    /// First and last resolved time of the bundle.
+    pub window: Option<(Micros, Micros)>,
+    /// Events whose time resolves.
+    pub timed: u64,
+}
+
+impl Resolution {
+    /// The event's own time.
+    pub fn ts(&self, file: FileId, own: Own) -> Option<Timestamp> {
+        let (offset, quality) = self
+            .offsets
+            .get(file as usize)
+            .copied()
+            .unwrap_or((0, TsQuality::AssumedUtc));
+        match own {
+            Own::None => None,
+            Own::Anchor(Anchor::Utc(t)) => Some(Timestamp {
+                micros: t,
+                quality: TsQuality::Exact,
+            }),
+            Own::Anchor(Anchor::Naive(t)) => Some(Timestamp {
+                micros: t - offset,
+                quality,
+            }),
+            Own::NoYear(idx) => self.no_year_of(file, idx).map(|micros| Timestamp {
+                micros,
+                quality: TsQuality::AssumedUtc,
+            }),
+            Own::Age(secs) => self.capture.as_ref().map(|cap| Timestamp {
+                micros: cap.micros - secs * MICROS_PER_SEC,
+                quality: TsQuality::Approximate,
+            }),
+        }
+    }
+
+    fn no_year_of(&self, file: FileId, idx: u32) -> Option<Micros> {
+        self.no_year
+            .get(file as usize)?
+            .get(idx as usize)
+            .copied()
+            .flatten()
+    }
+
+    /// The time an event sorts by (`Micros::MIN` before the first time of its file), as
+    /// `timeline::merge` orders.
+    pub fn key(&self, file: FileId, carry: &Carry) -> Micros {
+        let age = |secs: i64| {
+            self.capture
+                .as_ref()
+                .map(|c| c.micros - secs * MICROS_PER_SEC)
+        };
+        if let Some((lo, hi)) = carry.no_year {
+            for idx in (lo..=hi).rev() {
+                if let Some((secs, before)) = carry.age {
+                    if before > idx {
+                        if let Some(t) = age(secs) {
+                            return t;
+                        }
+                    }
+                }
+                if let Some(t) = self.no_year_of(file, idx) {
+                    return t;
+                }
+            }
+        }
+        if let Some(t) = carry.age.and_then(|(secs, _)| age(secs)) {
+            return t;
+        }
+        match carry.anchor {
+            Some(a) => {
+                let offset = self.offsets.get(file as usize).map_or(0, |o| o.0);
+                anchor_micros(a, offset)
+            }
+            None => Micros::MIN,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::SourceKind;
+
+    fn ev(line: u32, raw: Option<RawTime>) -> Event {
+        let mut e = Event::new(line, "x");
+        e.raw_time = raw;
+        e.kind = SourceKind::Operator;
+        e
+    }
+
+    #[test]
+    fn stamps_resolve_as_the_timeline_does() {
+        let t0 = crate::event::micros_from_civil(2024, 12, 31, 23, 0, 0, 0).unwrap_or_default();
+        let events = vec![
+            ev(1, None),
+            ev(
+                2,
+                Some(RawTime::NoYear {
+                    month: 1,
+                    day: 1,
+                    micros_of_day: 5,
+                }),
+            ),
+            ev(3, Some(RawTime::Naive(t0))),
+            ev(4, None),
+            ev(
+                5,
+                Some(RawTime::NoYear {
+                    month: 1,
+                    day: 1,
+                    micros_of_day: 7,
+                }),
+            ),
+            ev(6, Some(RawTime::Age { secs: 30 })),
+            ev(7, Some(RawTime::Utc(t0 + 5))),
+            ev(8, None),
+        ];
+        let mut tracker = Tracker::default();
+        let stamps: Vec<Stamp> = events.iter().map(|e| tracker.file(0).observe(e)).collect();
+        let mut info = FileInfo {
+            id: 0,
+            path: "a/x.log".into(),
+            kind: SourceKind::Operator,
+            bytes: 0,
+            lines: 8,
+            events: 8,
+            unparsed_lines: 0,
+            mtime: None,
+            zone_samples: vec![-3600 * MICROS_PER_SEC],
+        };
+        let cfg = TimeConfig { tz_override: None };
+        let res = tracker.resolve(std::slice::from_ref(&info), &[0], None, &cfg);
+        info.events = 8;
+        let loaded = crate::load::Loaded {
+            bundle_path: String::new(),
+            container: String::new(),
+            root_name: None,
+            files: vec![info],
+            events: vec![events.clone()],
+            diagnostics: Vec::new(),
+        };
+        let tl = crate::timeline::build(loaded, &cfg);
+        assert_eq!(res.zones, tl.zones);
+        assert_eq!(res.capture, tl.capture);
+        assert_eq!(res.window, tl.window());
+        let timed = tl.events.iter().filter(|e| e.ts.is_some()).count() as u64;
+        assert_eq!(res.timed, timed);
+        let mut keyed: Vec<(Micros, u32, Option<Timestamp>)> = stamps
+            .iter()
+            .zip(&events)
+            .map(|(s, e)| (res.key(0, &s.carry), e.line, res.ts(0, s.own)))
+            .collect();
+        keyed.sort_by_key(|k| (k.0, k.1));
+        let want: Vec<(u32, Option<Timestamp>)> =
+            tl.events.iter().map(|e| (e.line, e.ts)).collect();
+        let got: Vec<(u32, Option<Timestamp>)> = keyed.iter().map(|k| (k.1, k.2)).collect();
+        assert_eq!(got, want);
+    }
+}

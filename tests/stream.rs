@@ -1,0 +1,199 @@
+//! The streamed full parse gives what the one-shot full parse gives: the same files, the same
+//! diagnostics and, file by file, the same events, for every corpus bundle and for files large
+//! enough to be parsed in many units, whatever the thread count.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use raysift::bundle::Limits;
+use raysift::event::Event;
+use raysift::load::{load, stream, LoadConfig};
+
+fn config(threads: usize) -> LoadConfig {
+    LoadConfig {
+        limits: Limits::DEFAULT,
+        sieve: None,
+        threads,
+        progress: None,
+    }
+}
+
+/// Events per file id, from the streamed read.
+fn streamed(path: &Path, threads: usize) -> (raysift::load::Streamed, Vec<Vec<Event>>) {
+    let mut by_seq: Vec<Vec<Event>> = Vec::new();
+    let mut last_seen: Vec<bool> = Vec::new();
+    let got = stream(path, &config(threads), &mut |batch| {
+        let seq = batch.seq as usize;
+        if by_seq.len() <= seq {
+            by_seq.resize_with(seq + 1, Vec::new);
+            last_seen.resize(seq + 1, false);
+        }
+        assert!(!last_seen[seq], "{}: a batch after the last", batch.path);
+        last_seen[seq] = batch.last;
+        by_seq[seq].extend(batch.events);
+    })
+    .unwrap();
+    assert!(
+        last_seen.iter().all(|l| *l),
+        "a file without its last batch"
+    );
+    let mut by_id: Vec<Vec<Event>> = vec![Vec::new(); got.files.len()];
+    for (seq, mut events) in by_seq.into_iter().enumerate() {
+        let id = got.ids[seq];
+        for ev in &mut events {
+            ev.file = id;
+        }
+        by_id[id as usize] = events;
+    }
+    (got, by_id)
+}
+
+fn assert_same(path: &Path, threads: usize) {
+    let whole = load(path, &config(1)).unwrap();
+    let (got, events) = streamed(path, threads);
+    let name = path.display();
+    assert_eq!(got.files.len(), whole.files.len(), "{name}: files");
+    for (a, b) in got.files.iter().zip(&whole.files) {
+        assert_eq!(
+            (
+                &a.path,
+                a.kind,
+                a.bytes,
+                a.lines,
+                a.events,
+                a.unparsed_lines
+            ),
+            (
+                &b.path,
+                b.kind,
+                b.bytes,
+                b.lines,
+                b.events,
+                b.unparsed_lines
+            ),
+            "{name}: file info"
+        );
+        let mut za = a.zone_samples.clone();
+        let mut zb = b.zone_samples.clone();
+        za.sort_unstable();
+        zb.sort_unstable();
+        assert_eq!(za, zb, "{name}: zone samples of {}", a.path);
+    }
+    assert_eq!(got.diagnostics, whole.diagnostics, "{name}: diagnostics");
+    assert_eq!(got.root_name, whole.root_name);
+    for (id, (a, b)) in events.iter().zip(&whole.events).enumerate() {
+        if a != b {
+            let at = a.iter().zip(b).position(|(x, y)| x != y).unwrap_or(a.len());
+            panic!(
+                "{name}: events of {} differ ({} vs {}) at {at}: {:?} vs {:?}",
+                whole.files[id].path,
+                a.len(),
+                b.len(),
+                a.get(at),
+                b.get(at)
+            );
+        }
+    }
+}
+
+#[test]
+fn every_corpus_bundle_streams_as_it_loads() {
+    let corpus = common::root().join("corpus");
+    let mut bundles: Vec<PathBuf> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    bundles.sort();
+    assert!(bundles.len() > 20);
+    for b in &bundles {
+        assert_same(b, 2);
+    }
+}
+
+/// Large files of every line format, with what a parser carries from line to line: records
+/// of many lines, tracebacks, actor markers, broken JSON and impossible dates.
+fn big_bundle(dir: &Path) {
+    let _ = std::fs::remove_dir_all(dir);
+    let logs = dir.join("head/logs");
+    std::fs::create_dir_all(logs.join("serve")).unwrap();
+    let mut py = String::new();
+    let mut worker = String::new();
+    let mut op = String::new();
+    let mut cpp = String::new();
+    let mut serve = String::new();
+    let mut i = 0u64;
+    while py.len() < 7 << 20 {
+        let (m, s) = (i / 60 % 60, i % 60);
+        py.push_str(&format!(
+            "2024-10-07 15:{m:02}:{s:02},{:03}\tINFO worker.py:12 -- step {i}\n",
+            i % 1000
+        ));
+        if i % 97 == 0 {
+            py.push_str("Traceback (most recent call last):\n  File \"/app/x.py\", line 3, in <module>\n    f()\nValueError: boom\n\n");
+        }
+        if i % 1013 == 0 {
+            py.push_str("2024-02-30 10:00:00,000\tINFO x.py:1 -- impossible\n");
+        }
+        worker.push_str(&format!("plain output {i}\n"));
+        if i % 211 == 0 {
+            worker.push_str(&format!(":actor_name:Actor{i}\n"));
+        }
+        if i % 89 == 0 {
+            worker.push_str("Traceback (most recent call last):\n  File \"/app/x.py\", line 3, in f\nRuntimeError: bad\n");
+        }
+        op.push_str(&format!(
+            "2024-10-07T15:{m:02}:{s:02}.{:03}Z\tINFO\tcontrollers.RayCluster\treconcile {i}\n",
+            i % 1000
+        ));
+        if i % 301 == 0 {
+            op.push_str("{\"level\":\"info\",\"ts\":\"2024-10-07T15:\n");
+            op.push_str(&format!(
+                "I1007 15:{m:02}:{s:02}.000000       1 leader.go:1] klog {i}\n"
+            ));
+            op.push_str("goroutine 1 [running]:\n\t/go/pkg/mod/x.go:12\n");
+        }
+        cpp.push_str(&format!(
+            "[2024-10-07 15:{m:02}:{s:02},{:03} I 71 71] (raylet) main.cc:1: tick {i}\n",
+            i % 1000
+        ));
+        if i % 400 == 0 {
+            cpp.push_str("[state-dump] NodeManager:\n[state-dump] Pool: 3\n");
+        }
+        serve.push_str(&format!(
+            "INFO 2024-10-07 15:{m:02}:{s:02},{:03} proxy 10.0.0.1 abc -- GET / 200 1.0ms\n",
+            i % 1000
+        ));
+        i += 1;
+    }
+    std::fs::write(logs.join("dashboard.log"), &py).unwrap();
+    std::fs::write(logs.join("worker-abc-ffffffff-12.err"), &worker).unwrap();
+    std::fs::write(dir.join("kuberay-operator.log"), &op).unwrap();
+    std::fs::write(logs.join("raylet.out"), &cpp).unwrap();
+    std::fs::write(logs.join("serve/proxy_10.0.0.1.log"), &serve).unwrap();
+    // Nothing but continuation lines: carried whole, then cut at a piece end.
+    std::fs::write(logs.join("odd.log"), "  indented\n".repeat(1 << 20)).unwrap();
+}
+
+#[test]
+fn files_of_many_units_stream_as_they_load() {
+    let dir = std::env::temp_dir().join(format!("raysift-stream-{}", std::process::id()));
+    big_bundle(&dir);
+    for threads in [1, 3] {
+        assert_same(&dir, threads);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A bundle named by `RAYSIFT_STREAM_BUNDLE` (a generated one, say): `cargo test --release
+/// --test stream -- --ignored`.
+#[test]
+#[ignore]
+fn a_named_bundle_streams_as_it_loads() {
+    if let Some(path) = std::env::var_os("RAYSIFT_STREAM_BUNDLE") {
+        assert_same(Path::new(&path), 2);
+    }
+}
