@@ -476,6 +476,15 @@ fn assert_sieve_matches_full_parse(dir: &Path) {
         "{}: sieved analyze differs from the full parse",
         dir.display()
     );
+    // The bundle-level numbers do not depend on how much the sieve parsed.
+    for what in ["files", "bytes", "lines", "window"] {
+        assert_eq!(
+            sieved["inventory"][what],
+            full["inventory"][what],
+            "{}: the sieved report's {what} differs from the full parse's",
+            dir.display()
+        );
+    }
 }
 
 #[test]

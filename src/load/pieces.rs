@@ -272,6 +272,7 @@ impl Joining {
             .iter_mut()
             .chain(out.first_timed.iter_mut())
             .chain(out.last_timed.iter_mut())
+            .chain(out.bounds.0.iter_mut().flatten())
         {
             ev.line = shift(ev.line);
             if let Some(r) = &mut ev.repeat {
@@ -291,6 +292,7 @@ impl Joining {
         if out.last_timed.is_some() {
             all.last_timed = out.last_timed;
         }
+        all.bounds.join(out.bounds);
         all.diagnostics.append(&mut out.diagnostics);
         all.unparsed_lines += out.unparsed_lines;
         all.zone_samples.append(&mut out.zone_samples);

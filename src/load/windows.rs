@@ -25,6 +25,10 @@ pub(super) struct Sieved {
     /// The first and last timed records parsed, whether or not they hold a hit.
     pub(super) first_timed: Option<Event>,
     pub(super) last_timed: Option<Event>,
+    /// The earliest and the latest record of each kind of absolute time (UTC, zone-less)
+    /// parsed: the bundle's window is the same as a full parse's even when a file's first
+    /// lines are not its earliest (a klog line before zap's JSON ones).
+    pub(super) bounds: Bounds,
     pub(super) diagnostics: Vec<Diagnostic>,
     pub(super) unparsed_lines: u64,
     pub(super) zone_samples: Vec<Micros>,
@@ -34,8 +38,15 @@ impl Sieved {
     /// The events to keep, in file order: the hit records and the first and last timed ones.
     pub(super) fn into_output(self) -> ParseOutput {
         let mut events = self.events;
+        // A bound inside a fold is counted there already.
+        let folded: Vec<(u32, u32)> = events
+            .iter()
+            .filter_map(|e| e.repeat.as_ref().map(|r| (e.line, r.last_line)))
+            .collect();
+        let inside = |ev: &Event| folded.iter().any(|&(a, b)| ev.line > a && ev.line <= b);
         events.extend(self.first_timed);
         events.extend(self.last_timed);
+        events.extend(self.bounds.0.into_iter().flatten().filter(|e| !inside(e)));
         events.sort_by_key(|e| e.line);
         events.dedup_by(|a, b| a.line == b.line);
         ParseOutput {
@@ -43,6 +54,40 @@ impl Sieved {
             diagnostics: self.diagnostics,
             unparsed_lines: self.unparsed_lines,
             zone_samples: self.zone_samples,
+        }
+    }
+}
+
+/// The earliest and latest records by parsed time: `[earliest UTC, latest UTC, earliest
+/// zone-less, latest zone-less]`.
+#[derive(Default)]
+pub(super) struct Bounds(pub(super) [Option<Event>; 4]);
+
+impl Bounds {
+    /// Takes `ev` where it is earlier (or later) than what is held; a tie keeps the first in
+    /// file order for the earliest and the last for the latest.
+    pub(super) fn note(&mut self, ev: &Event) {
+        let (slot, t) = match ev.raw_time {
+            Some(RawTime::Utc(t)) => (0, t),
+            Some(RawTime::Naive(t)) => (2, t),
+            _ => return,
+        };
+        let time = |e: &Option<Event>| match e.as_ref().and_then(|e| e.raw_time) {
+            Some(RawTime::Utc(t) | RawTime::Naive(t)) => Some(t),
+            _ => None,
+        };
+        if time(&self.0[slot]).is_none_or(|held| t < held) {
+            self.0[slot] = Some(ev.clone());
+        }
+        if time(&self.0[slot + 1]).is_none_or(|held| t >= held) {
+            self.0[slot + 1] = Some(ev.clone());
+        }
+    }
+
+    /// Joins the bounds of a later stretch of the file.
+    pub(super) fn join(&mut self, later: Bounds) {
+        for ev in later.0.into_iter().flatten() {
+            self.note(&ev);
         }
     }
 }
@@ -153,6 +198,22 @@ pub(super) fn parse_windows(
         let first_timed = part.events.iter().position(|e| e.raw_time.is_some());
         let last_timed = part.events.iter().rposition(|e| e.raw_time.is_some());
         let keeps_last = !tail || wi + 1 == windows.len();
+        // The window's earliest and latest records, by the time parsed.
+        let mut extremes: [Option<(Micros, usize)>; 4] = [None; 4];
+        for (idx, ev) in part.events.iter().enumerate() {
+            let (slot, t) = match ev.raw_time {
+                Some(RawTime::Utc(t)) => (0, t),
+                Some(RawTime::Naive(t)) => (2, t),
+                _ => continue,
+            };
+            if extremes[slot].is_none_or(|(held, _)| t < held) {
+                extremes[slot] = Some((t, idx));
+            }
+            if extremes[slot + 1].is_none_or(|(held, _)| t >= held) {
+                extremes[slot + 1] = Some((t, idx));
+            }
+        }
+        let extremes: Vec<usize> = extremes.iter().flatten().map(|&(_, i)| i).collect();
         for (idx, mut ev) in part.events.into_iter().enumerate() {
             ev.line += offset;
             // Lines of this record, as 0-based indices.
@@ -167,6 +228,9 @@ pub(super) fn parse_windows(
             }
             if keeps_last && Some(idx) == last_timed {
                 out.last_timed = Some(ev.clone());
+            }
+            if extremes.contains(&idx) {
+                out.bounds.note(&ev);
             }
             if holds_hit {
                 out.events.push(ev);
