@@ -14,8 +14,8 @@ use flate2::bufread::MultiGzDecoder;
 
 use super::path::{self, LinkRefused, Refused};
 use super::sniff::{self, Magic, SNIFF_LEN};
+use super::zip as zipfmt;
 use super::Walker;
-use crate::event::days_from_civil;
 
 /// Inflation allowed beyond `ratio` × compressed size, so that small, very compressible files
 /// (a log of one repeated line) are never mistaken for a bomb.
@@ -24,6 +24,18 @@ const RATIO_SLACK: u64 = 1 << 20;
 /// Compressed bytes a gzip decoder may read ahead of its output. Small, because the ratio
 /// check can only count what was read: a bomb is stopped within `ratio` times this.
 const GZ_INPUT_BUFFER: usize = 16 << 10;
+
+/// Inflation a zip may have beyond `ratio` × its own size, over all its entries: what a
+/// small archive of a few very compressible logs needs, and far less than an archive whose
+/// entries share their compressed bytes would take.
+const ARCHIVE_SLACK: u64 = 64 << 20;
+
+/// What a zip's entries may still inflate to.
+struct ZipBudget {
+    left: u64,
+    /// The budget ran out: the rest of the archive is not read.
+    halted: bool,
+}
 
 /// Longest symlink target read from a zip member (the target is the member's content).
 const MAX_LINK_TARGET: u64 = 4096;
@@ -261,81 +273,95 @@ impl Walker<'_> {
         self.check_links(at, seen);
     }
 
-    /// Reads a zip held in memory. A zip whose central directory is unreadable (truncated,
-    /// say) is read again by its local headers, which yields the members before the damage.
+    /// Reads a zip held in memory, entry by entry: an entry that cannot be read is named with
+    /// the reason and costs only itself (see `zip.rs`). Without a usable central directory the
+    /// local headers are scanned for. What all its entries inflate to is bounded by the
+    /// ratio limit times the archive's own size, plus [`ARCHIVE_SLACK`].
     pub(super) fn zip(&mut self, at: Option<&str>, data: &[u8], depth: u32) {
         let label = self.label_of(at);
         let mut seen = Seen::default();
-        match zip::ZipArchive::new(Cursor::new(data)) {
-            Ok(mut archive) => {
-                for index in 0..archive.len() {
-                    if self.stopped {
-                        break;
-                    }
-                    let name = archive.name_for_index(index).map_or_else(
-                        || format!("{label} member #{index}"),
-                        |n| path::join(at, &path::escape(n.as_bytes())),
-                    );
-                    if self.too_many_members(&label, &mut seen) {
-                        break;
-                    }
-                    match archive.by_index(index) {
-                        Ok(mut file) => self.zip_member(at, &mut file, depth, &mut seen),
-                        Err(e) => self.diag(name, format!("unreadable zip member: {e}")),
-                    }
-                }
+        let listing = zipfmt::list(data);
+        for problem in &listing.problems {
+            self.diag(label.clone(), problem.clone());
+        }
+        let mut budget = ZipBudget {
+            left: (data.len() as u64)
+                .saturating_mul(self.limits.max_ratio)
+                .saturating_add(ARCHIVE_SLACK),
+            halted: false,
+        };
+        for (entry, span) in &listing.entries {
+            if self.stopped || budget.halted || self.too_many_members(&label, &mut seen) {
+                break;
             }
-            Err(e) => {
-                self.diag(
-                    label.clone(),
-                    format!(
-                        "zip central directory unreadable ({e}), reading local headers instead"
-                    ),
-                );
-                let mut cursor = Cursor::new(data);
-                while !self.stopped {
-                    let broken = match zip::read::read_zipfile_from_stream(&mut cursor) {
-                        Ok(Some(_)) if self.too_many_members(&label, &mut seen) => break,
-                        Ok(Some(mut file)) => {
-                            self.zip_member(at, &mut file, depth, &mut seen);
-                            None
-                        }
-                        Ok(None) => break,
-                        Err(e) => Some(e),
-                    };
-                    if let Some(e) = broken {
-                        let at_byte = cursor.position();
+            match zipfmt::check(entry, span) {
+                Ok(span) => {
+                    let input = span.data(data);
+                    self.zip_entry(at, &label, entry, input, depth, &mut seen, &mut budget);
+                }
+                // Named, all together, in the archive's problems.
+                Err(why) if why == zipfmt::OVERLAP => {}
+                Err(why) => self.diag(zip_name(at, entry), why),
+            }
+        }
+        if let Some(from) = listing.scan_from {
+            let mut scan = zipfmt::Scan {
+                pos: from,
+                to: listing.scan_to,
+            };
+            while !self.stopped && !budget.halted {
+                let Some(found) = scan.next(data) else { break };
+                let (entry, start, end) = match found {
+                    zipfmt::Found::Entry(entry, start, end) => (entry, start, end),
+                    zipfmt::Found::Bad(byte, why) => {
                         self.diag(
-                            label,
-                            format!("zip local headers unreadable at byte {at_byte}: {e}"),
+                            label.clone(),
+                            format!("bad zip local header at byte {byte} ({why}), scanning on"),
                         );
-                        break;
+                        continue;
                     }
+                };
+                if self.too_many_members(&label, &mut seen) {
+                    break;
+                }
+                if let Some(why) = entry.unreadable() {
+                    self.diag(zip_name(at, &entry), why);
+                    continue;
+                }
+                let input = zipfmt::slice(data, start, end.unwrap_or(scan.to));
+                let consumed =
+                    self.zip_entry(at, &label, &entry, input, depth, &mut seen, &mut budget);
+                if let (None, Some(used)) = (end, consumed) {
+                    scan.resume_after(data, start.saturating_add(used));
                 }
             }
         }
         self.check_links(at, seen);
     }
 
-    fn zip_member<R: Read>(
+    /// Reads one zip entry whose data is `input`. Returns how many bytes of `input` its data
+    /// took, when it was read through to its end.
+    #[allow(clippy::too_many_arguments)]
+    fn zip_entry(
         &mut self,
         at: Option<&str>,
-        file: &mut zip::read::ZipFile<'_, R>,
+        label: &str,
+        entry: &zipfmt::ZipEntry,
+        input: &[u8],
         depth: u32,
         seen: &mut Seen,
-    ) {
-        let raw = file.name().to_owned();
-        let Some(rel) = self.member_name(at, raw.as_bytes(), true, seen) else {
-            return;
-        };
-        if file.is_dir() {
+        budget: &mut ZipBudget,
+    ) -> Option<u64> {
+        let rel = self.member_name(at, &entry.name, true, seen)?;
+        if entry.is_dir() {
             seen.dirs.insert(rel);
-            return;
+            return None;
         }
-        if file.is_symlink() {
+        let mut reader = zipfmt::EntryReader::new(entry, input, budget.left);
+        if entry.is_symlink() {
             // A zip symlink stores its target as the member's content.
             let mut target = Vec::new();
-            match file.take(MAX_LINK_TARGET).read_to_end(&mut target) {
+            match (&mut reader).take(MAX_LINK_TARGET).read_to_end(&mut target) {
                 Ok(_) => seen.links.push(Link {
                     path: rel,
                     target,
@@ -343,19 +369,45 @@ impl Walker<'_> {
                 }),
                 Err(e) => self.diag(path::join(at, &rel), format!("unreadable symlink: {e}")),
             }
-            return;
+            budget.left = budget.left.saturating_sub(reader.out);
+            return None;
         }
-        seen.files.insert(rel.clone());
-        let mtime = zip_mtime(file);
-        let size = file.size();
+        let full = path::join(at, &rel);
+        if let Some(size) = entry.size.filter(|&size| size > budget.left) {
+            self.halt_zip(label, &full, budget, size);
+            return None;
+        }
+        seen.files.insert(rel);
         let meter = Rc::new(Meter::default());
-        meter.compressed.set(file.compressed_size());
+        // Deferred sizes: the data may take up to all of `input`.
+        let compressed = entry
+            .size
+            .map_or(input.len() as u64, |_| entry.compressed());
+        meter.compressed.set(compressed);
         let mut capped = Capped {
-            inner: file,
+            inner: &mut reader,
             meter,
             ratio: self.limits.max_ratio,
         };
-        self.member(path::join(at, &rel), mtime, Some(size), &mut capped, depth);
+        self.member(full.clone(), entry.mtime, entry.size, &mut capped, depth);
+        budget.left = budget.left.saturating_sub(reader.out);
+        if reader.over_budget {
+            self.halt_zip(label, &full, budget, reader.out);
+            return None;
+        }
+        Some(reader.consumed())
+    }
+
+    /// Stops reading a zip whose entries would inflate past its budget.
+    fn halt_zip(&mut self, label: &str, member: &str, budget: &mut ZipBudget, size: u64) {
+        budget.halted = true;
+        self.diag(
+            label,
+            format!(
+                "entries inflate to more than {} times the archive's size; stopped at {member} ({size} bytes), the entries after it are not read",
+                self.limits.max_ratio
+            ),
+        );
     }
 
     /// Stops an archive with far more members than the entry limit allows files. Links and
@@ -469,25 +521,7 @@ fn follow(
     Followed::Loop
 }
 
-/// A zip member's modification time: the Unix extended-timestamp field when present (it is
-/// UTC), else the DOS date-time, whose zone is unknown and taken as UTC.
-fn zip_mtime<R: Read>(file: &zip::read::ZipFile<'_, R>) -> Option<i64> {
-    for field in file.extra_data_fields() {
-        if let zip::ExtraField::ExtendedTimestamp(stamp) = field {
-            if let Some(t) = stamp.mod_time() {
-                return Some(i64::from(t));
-            }
-        }
-    }
-    let dt = file.last_modified()?;
-    if !dt.is_valid() {
-        return None;
-    }
-    let days = days_from_civil(
-        i64::from(dt.year()),
-        u32::from(dt.month()),
-        u32::from(dt.day()),
-    );
-    let secs = i64::from(dt.hour()) * 3600 + i64::from(dt.minute()) * 60 + i64::from(dt.second());
-    Some(days * 86_400 + secs)
+/// A zip entry's name for a diagnostic.
+fn zip_name(at: Option<&str>, entry: &zipfmt::ZipEntry) -> String {
+    path::join(at, &path::escape(&entry.name))
 }

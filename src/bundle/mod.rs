@@ -16,6 +16,7 @@ mod path;
 mod sniff;
 #[cfg(test)]
 mod tests;
+mod zip;
 
 use std::io::{self, Read, Seek};
 use std::path::{Path, PathBuf};
