@@ -10,8 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::io::{self, Cursor, Read};
 use std::rc::Rc;
 
-use flate2::bufread::MultiGzDecoder;
-
+use super::gz::GzStream;
 use super::path::{self, LinkRefused, Refused};
 use super::sniff::{self, Magic, SNIFF_LEN};
 use super::zip as zipfmt;
@@ -117,6 +116,161 @@ impl<R: Read> Read for Capped<R> {
     }
 }
 
+/// A tar stream that can be searched for its next valid header after damage: it counts the
+/// bytes it has given and takes back the bytes read past the header it finds.
+struct Resync<'r> {
+    inner: &'r mut dyn Read,
+    back: Vec<u8>,
+    back_at: usize,
+    /// Bytes given so far: the tar offset of the next byte.
+    offset: u64,
+    /// The name in the header found by the last [`Resync::next_header`].
+    found: Option<String>,
+}
+
+/// Bytes read at a time while looking for a header.
+const RESYNC_CHUNK: usize = 64 << 10;
+
+/// Errors in a row after which a stream is taken to have ended.
+const RESYNC_ERRORS: u32 = 16;
+
+impl<'r> Resync<'r> {
+    fn new(inner: &'r mut dyn Read) -> Resync<'r> {
+        Resync {
+            inner,
+            back: Vec::new(),
+            back_at: 0,
+            offset: 0,
+            found: None,
+        }
+    }
+
+    /// The name of the member whose header [`Resync::next_header`] found.
+    fn named(&self) -> Option<&str> {
+        self.found.as_deref()
+    }
+
+    /// Reads on to the next 512 bytes that hold a valid ustar header (magic and checksum),
+    /// which the next read starts with; returns its offset, or `None` at the stream's end.
+    /// The search is byte by byte: after a break in a compressed stream the blocks are no
+    /// longer where they were.
+    fn next_header(&mut self) -> Option<u64> {
+        let mut window: Vec<u8> = Vec::with_capacity(RESYNC_CHUNK + 512);
+        // Offset of window[0].
+        let mut start = self.offset;
+        let mut errors = 0;
+        loop {
+            let have = window.len();
+            window.resize(have + RESYNC_CHUNK, 0);
+            let got = match self.read(window.get_mut(have..).unwrap_or_default()) {
+                Ok(n) => {
+                    errors = 0;
+                    n
+                }
+                Err(_) if errors < RESYNC_ERRORS => {
+                    errors += 1;
+                    0
+                }
+                Err(_) => return None,
+            };
+            window.truncate(have + got);
+            if got == 0 && errors == 0 {
+                return None;
+            }
+            let mut from = 0;
+            // The start of a candidate header not yet read whole.
+            let mut partial = usize::MAX;
+            while let Some(i) = window
+                .get(from..)
+                .and_then(|w| memchr::memmem::find(w, b"ustar"))
+            {
+                let magic = from + i;
+                from = magic + 1;
+                let Some(block_at) = magic.checked_sub(257) else {
+                    continue;
+                };
+                let Some(block) = window.get(block_at..block_at + 512) else {
+                    // Not all of it read yet: keep it for the next round.
+                    partial = block_at;
+                    break;
+                };
+                if valid_tar_header(block) {
+                    let name = block.get(..100).unwrap_or_default();
+                    let name = name.split(|&b| b == 0).next().unwrap_or_default();
+                    self.found = Some(path::escape(name).into_owned());
+                    let rest = window.split_off(block_at);
+                    let found = start + block_at as u64;
+                    self.offset = found;
+                    let mut back = rest;
+                    back.extend_from_slice(self.back.get(self.back_at..).unwrap_or_default());
+                    self.back = back;
+                    self.back_at = 0;
+                    return Some(found);
+                }
+            }
+            // Keep the last 511 bytes (and any header not yet whole) for the next round.
+            let keep = window.len().saturating_sub(511).min(partial);
+            window.drain(..keep);
+            start += keep as u64;
+        }
+    }
+}
+
+impl Read for Resync<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = if let Some(back) = self.back.get(self.back_at..).filter(|b| !b.is_empty()) {
+            let n = back.len().min(buf.len());
+            if let (Some(dst), Some(src)) = (buf.get_mut(..n), back.get(..n)) {
+                dst.copy_from_slice(src);
+            }
+            self.back_at += n;
+            if self.back_at >= self.back.len() {
+                self.back.clear();
+                self.back_at = 0;
+            }
+            n
+        } else {
+            self.inner.read(buf)?
+        };
+        self.offset += n as u64;
+        Ok(n)
+    }
+}
+
+/// Whether a 512-byte block is a ustar header whose checksum holds.
+fn valid_tar_header(block: &[u8]) -> bool {
+    if block.len() != 512 || block.get(257..262) != Some(b"ustar") {
+        return false;
+    }
+    let Some(field) = block.get(148..156) else {
+        return false;
+    };
+    let digits: Vec<u8> = field
+        .iter()
+        .copied()
+        .skip_while(|&b| b == b' ')
+        .take_while(u8::is_ascii_digit)
+        .collect();
+    let Some(stored) = std::str::from_utf8(&digits)
+        .ok()
+        .and_then(|d| u32::from_str_radix(d, 8).ok())
+    else {
+        return false;
+    };
+    let sum: u32 = block
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| {
+            if (148..156).contains(&i) {
+                u32::from(b' ')
+            } else {
+                u32::from(b)
+            }
+        })
+        .sum();
+    sum == stored
+}
+
 /// What one archive holds, kept until its end so that links can be judged whatever order
 /// the link and its target come in.
 #[derive(Default)]
@@ -163,8 +317,10 @@ impl Walker<'_> {
             inner: reader,
             meter: Rc::clone(&meter),
         };
+        let gz = GzStream::new(io::BufReader::with_capacity(GZ_INPUT_BUFFER, counted));
+        let problems = Rc::clone(&gz.problems);
         let mut inflated = Capped {
-            inner: MultiGzDecoder::new(io::BufReader::with_capacity(GZ_INPUT_BUFFER, counted)),
+            inner: gz,
             meter,
             ratio: self.limits.max_ratio,
         };
@@ -176,62 +332,112 @@ impl Walker<'_> {
             }
         };
         let is_tar = sniff::sniff(&head) == Magic::Tar;
+        // A tar reader must learn of a break to look for its next header.
+        inflated.inner.gaps_are_errors = is_tar;
         let mut stream = Cursor::new(head).chain(inflated);
-        if is_tar {
+        let got = if is_tar {
             self.tar(at, &mut stream, depth);
             Gz::Tar
         } else {
             self.member(sniff::strip_gz(name), mtime, None, &mut stream, depth);
             Gz::Single
+        };
+        let label = self.label_of(at);
+        for problem in problems.take() {
+            self.diag(label.clone(), problem);
         }
+        got
     }
 
-    /// Reads a tar stream member by member. A read error ends the archive: tar has no index,
-    /// so nothing after a broken spot can be found again.
+    /// Reads a tar stream member by member. A damaged header, or a break in the stream under
+    /// it (a damaged gzip member), does not end the archive: the reader looks for the next
+    /// valid header (tar headers carry a checksum) and reads on from there, naming what was
+    /// lost and where.
     pub(super) fn tar(&mut self, at: Option<&str>, reader: &mut dyn Read, depth: u32) {
         let label = self.label_of(at);
-        let mut archive = tar::Archive::new(reader);
-        let entries = match archive.entries() {
-            Ok(entries) => entries,
-            Err(e) => {
-                self.diag(label, format!("tar stream unreadable: {e}"));
-                return;
-            }
-        };
+        let mut src = Resync::new(reader);
         let mut seen = Seen::default();
         let mut last: Option<String> = None;
-        let mut offset = 0u64;
+        loop {
+            let broke = self.tar_run(at, &label, &mut src, depth, &mut seen, &mut last);
+            let Some((byte, problem)) = broke else { break };
+            let after = match &last {
+                Some(member) => format!("after member {member} "),
+                None => String::new(),
+            };
+            match src.next_header() {
+                Some(next) => {
+                    let name = src
+                        .named()
+                        .map_or_else(String::new, |n| format!(", member {n}"));
+                    self.diag(
+                        label.clone(),
+                        format!(
+                            "tar stream broken {after}(byte {byte}): {problem}; resumed at the next valid header, byte {next}{name} ({} bytes skipped)",
+                            next.saturating_sub(byte)
+                        ),
+                    );
+                }
+                None => {
+                    // A stream that simply ended inside a member is already named by it.
+                    if !problem.is_empty() {
+                        self.diag(
+                            label.clone(),
+                            format!("tar stream broken {after}(byte {byte}): {problem}"),
+                        );
+                    }
+                    break;
+                }
+            }
+        }
+        self.check_links(at, seen);
+    }
+
+    /// Reads members from where `src` stands until the archive ends (`None`) or breaks: then
+    /// where (the byte of the bad header, or where the stream broke) and why (empty when a
+    /// member's read broke, which the member's own diagnostic tells).
+    fn tar_run(
+        &mut self,
+        at: Option<&str>,
+        label: &str,
+        src: &mut Resync<'_>,
+        depth: u32,
+        seen: &mut Seen,
+        last: &mut Option<String>,
+    ) -> Option<(u64, String)> {
+        let base = src.offset;
+        // Where the next header should start: the data is padded to whole 512-byte blocks.
+        let mut next = base;
+        let mut archive = tar::Archive::new(&mut *src);
+        // A zeroed block is a hole in a damaged copy as often as the archive's end.
+        archive.set_ignore_zeros(true);
+        let entries = match archive.entries() {
+            Ok(entries) => entries,
+            Err(e) => return Some((base, e.to_string())),
+        };
         for item in entries {
             if self.stopped {
-                break;
+                return None;
             }
             let mut entry = match item {
                 Ok(entry) => entry,
-                Err(e) => {
-                    let problem = match &last {
-                        Some(member) => {
-                            format!("tar stream broken after member {member} (byte {offset}): {e}")
-                        }
-                        None => format!("tar stream broken at byte {offset}: {e}"),
-                    };
-                    self.diag(label, problem);
-                    break;
-                }
+                Err(e) => return Some((next, e.to_string())),
             };
-            // Where the next header should start: the data is padded to whole 512-byte blocks.
-            if self.too_many_members(&label, &mut seen) {
-                break;
+            if self.too_many_members(label, seen) {
+                return None;
             }
-            offset = entry
-                .raw_file_position()
-                .saturating_add(entry.size())
-                .next_multiple_of(512);
+            next = base.saturating_add(
+                entry
+                    .raw_file_position()
+                    .saturating_add(entry.size())
+                    .next_multiple_of(512),
+            );
             let raw = entry.path_bytes().into_owned();
-            let Some(rel) = self.member_name(at, &raw, false, &mut seen) else {
+            let Some(rel) = self.member_name(at, &raw, false, seen) else {
                 continue;
             };
             let full = path::join(at, &rel);
-            last = Some(full.clone());
+            *last = Some(full.clone());
             let header = entry.header();
             let kind = header.entry_type();
             let mtime = header.mtime().ok().and_then(|t| i64::try_from(t).ok());
@@ -239,8 +445,9 @@ impl Walker<'_> {
                 seen.files.insert(rel);
                 // A sparse member's header gives its stored size, not the size it reads as.
                 let exact = (!kind.is_gnu_sparse()).then(|| entry.size());
+                let data_at = base.saturating_add(entry.raw_file_position());
                 if self.member(full, mtime, exact, &mut entry, depth) {
-                    break;
+                    return Some((data_at, String::new()));
                 }
             } else if kind.is_symlink() || kind.is_hard_link() {
                 let target = entry
@@ -270,7 +477,7 @@ impl Walker<'_> {
                 );
             }
         }
-        self.check_links(at, seen);
+        None
     }
 
     /// Reads a zip held in memory, entry by entry: an entry that cannot be read is named with

@@ -12,6 +12,7 @@
 mod archive;
 mod cut;
 mod dir;
+mod gz;
 mod path;
 mod sniff;
 #[cfg(test)]
