@@ -226,7 +226,8 @@ impl<R: BufRead> GzStream<R> {
         let damage = self.damage.take();
         let problem = match (found, damage) {
             (true, Some((start, problem, out))) => format!(
-                "gzip member at byte {start} damaged ({problem}) after {out} inflated bytes, which are kept; resumed at the next member, byte {at} ({skipped} bytes skipped)"
+                "gzip member at byte {start} damaged ({problem}) after {out} inflated bytes, which are kept; resumed at the next member, byte {at} ({} compressed bytes lost)",
+                at.saturating_sub(start)
             ),
             (false, Some((start, problem, out))) => format!(
                 "gzip member at byte {start} damaged ({problem}) after {out} inflated bytes, which are kept; no member follows"
