@@ -133,7 +133,8 @@ pub struct ReadArgs {
     /// Open archives nested inside the bundle up to this depth
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub max_depth: u32,
-    /// Stop inflating a member that expands more than this many times its compressed size
+    /// Stop inflating a member that expands more than this many times its compressed size, and a
+    /// zip whose entries together expand more than this many times its size plus 64 MiB
     #[arg(long, value_name = "RATIO", default_value_t = 250)]
     pub max_ratio: u64,
 }

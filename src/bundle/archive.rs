@@ -10,12 +10,11 @@ use std::collections::{HashMap, HashSet};
 use std::io::{self, Cursor, Read};
 use std::rc::Rc;
 
-use flate2::bufread::MultiGzDecoder;
-
+use super::gz::GzStream;
 use super::path::{self, LinkRefused, Refused};
 use super::sniff::{self, Magic, SNIFF_LEN};
+use super::zip as zipfmt;
 use super::Walker;
-use crate::event::days_from_civil;
 
 /// Inflation allowed beyond `ratio` × compressed size, so that small, very compressible files
 /// (a log of one repeated line) are never mistaken for a bomb.
@@ -24,6 +23,18 @@ const RATIO_SLACK: u64 = 1 << 20;
 /// Compressed bytes a gzip decoder may read ahead of its output. Small, because the ratio
 /// check can only count what was read: a bomb is stopped within `ratio` times this.
 const GZ_INPUT_BUFFER: usize = 16 << 10;
+
+/// Inflation a zip may have beyond `ratio` × its own size, over all its entries: what a
+/// small archive of a few very compressible logs needs, and far less than an archive whose
+/// entries share their compressed bytes would take.
+const ARCHIVE_SLACK: u64 = 64 << 20;
+
+/// What a zip's entries may still inflate to.
+struct ZipBudget {
+    left: u64,
+    /// The budget ran out: the rest of the archive is not read.
+    halted: bool,
+}
 
 /// Longest symlink target read from a zip member (the target is the member's content).
 const MAX_LINK_TARGET: u64 = 4096;
@@ -105,6 +116,161 @@ impl<R: Read> Read for Capped<R> {
     }
 }
 
+/// A tar stream that can be searched for its next valid header after damage: it counts the
+/// bytes it has given and takes back the bytes read past the header it finds.
+struct Resync<'r> {
+    inner: &'r mut dyn Read,
+    back: Vec<u8>,
+    back_at: usize,
+    /// Bytes given so far: the tar offset of the next byte.
+    offset: u64,
+    /// The name in the header found by the last [`Resync::next_header`].
+    found: Option<String>,
+}
+
+/// Bytes read at a time while looking for a header.
+const RESYNC_CHUNK: usize = 64 << 10;
+
+/// Errors in a row after which a stream is taken to have ended.
+const RESYNC_ERRORS: u32 = 16;
+
+impl<'r> Resync<'r> {
+    fn new(inner: &'r mut dyn Read) -> Resync<'r> {
+        Resync {
+            inner,
+            back: Vec::new(),
+            back_at: 0,
+            offset: 0,
+            found: None,
+        }
+    }
+
+    /// The name of the member whose header [`Resync::next_header`] found.
+    fn named(&self) -> Option<&str> {
+        self.found.as_deref()
+    }
+
+    /// Reads on to the next 512 bytes that hold a valid ustar header (magic and checksum),
+    /// which the next read starts with; returns its offset, or `None` at the stream's end.
+    /// The search is byte by byte: after a break in a compressed stream the blocks are no
+    /// longer where they were.
+    fn next_header(&mut self) -> Option<u64> {
+        let mut window: Vec<u8> = Vec::with_capacity(RESYNC_CHUNK + 512);
+        // Offset of window[0].
+        let mut start = self.offset;
+        let mut errors = 0;
+        loop {
+            let have = window.len();
+            window.resize(have + RESYNC_CHUNK, 0);
+            let got = match self.read(window.get_mut(have..).unwrap_or_default()) {
+                Ok(n) => {
+                    errors = 0;
+                    n
+                }
+                Err(_) if errors < RESYNC_ERRORS => {
+                    errors += 1;
+                    0
+                }
+                Err(_) => return None,
+            };
+            window.truncate(have + got);
+            if got == 0 && errors == 0 {
+                return None;
+            }
+            let mut from = 0;
+            // The start of a candidate header not yet read whole.
+            let mut partial = usize::MAX;
+            while let Some(i) = window
+                .get(from..)
+                .and_then(|w| memchr::memmem::find(w, b"ustar"))
+            {
+                let magic = from + i;
+                from = magic + 1;
+                let Some(block_at) = magic.checked_sub(257) else {
+                    continue;
+                };
+                let Some(block) = window.get(block_at..block_at + 512) else {
+                    // Not all of it read yet: keep it for the next round.
+                    partial = block_at;
+                    break;
+                };
+                if valid_tar_header(block) {
+                    let name = block.get(..100).unwrap_or_default();
+                    let name = name.split(|&b| b == 0).next().unwrap_or_default();
+                    self.found = Some(path::escape(name).into_owned());
+                    let rest = window.split_off(block_at);
+                    let found = start + block_at as u64;
+                    self.offset = found;
+                    let mut back = rest;
+                    back.extend_from_slice(self.back.get(self.back_at..).unwrap_or_default());
+                    self.back = back;
+                    self.back_at = 0;
+                    return Some(found);
+                }
+            }
+            // Keep the last 511 bytes (and any header not yet whole) for the next round.
+            let keep = window.len().saturating_sub(511).min(partial);
+            window.drain(..keep);
+            start += keep as u64;
+        }
+    }
+}
+
+impl Read for Resync<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = if let Some(back) = self.back.get(self.back_at..).filter(|b| !b.is_empty()) {
+            let n = back.len().min(buf.len());
+            if let (Some(dst), Some(src)) = (buf.get_mut(..n), back.get(..n)) {
+                dst.copy_from_slice(src);
+            }
+            self.back_at += n;
+            if self.back_at >= self.back.len() {
+                self.back.clear();
+                self.back_at = 0;
+            }
+            n
+        } else {
+            self.inner.read(buf)?
+        };
+        self.offset += n as u64;
+        Ok(n)
+    }
+}
+
+/// Whether a 512-byte block is a ustar header whose checksum holds.
+fn valid_tar_header(block: &[u8]) -> bool {
+    if block.len() != 512 || block.get(257..262) != Some(b"ustar") {
+        return false;
+    }
+    let Some(field) = block.get(148..156) else {
+        return false;
+    };
+    let digits: Vec<u8> = field
+        .iter()
+        .copied()
+        .skip_while(|&b| b == b' ')
+        .take_while(u8::is_ascii_digit)
+        .collect();
+    let Some(stored) = std::str::from_utf8(&digits)
+        .ok()
+        .and_then(|d| u32::from_str_radix(d, 8).ok())
+    else {
+        return false;
+    };
+    let sum: u32 = block
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| {
+            if (148..156).contains(&i) {
+                u32::from(b' ')
+            } else {
+                u32::from(b)
+            }
+        })
+        .sum();
+    sum == stored
+}
+
 /// What one archive holds, kept until its end so that links can be judged whatever order
 /// the link and its target come in.
 #[derive(Default)]
@@ -151,8 +317,10 @@ impl Walker<'_> {
             inner: reader,
             meter: Rc::clone(&meter),
         };
+        let gz = GzStream::new(io::BufReader::with_capacity(GZ_INPUT_BUFFER, counted));
+        let problems = Rc::clone(&gz.problems);
         let mut inflated = Capped {
-            inner: MultiGzDecoder::new(io::BufReader::with_capacity(GZ_INPUT_BUFFER, counted)),
+            inner: gz,
             meter,
             ratio: self.limits.max_ratio,
         };
@@ -164,62 +332,112 @@ impl Walker<'_> {
             }
         };
         let is_tar = sniff::sniff(&head) == Magic::Tar;
+        // A tar reader must learn of a break to look for its next header.
+        inflated.inner.gaps_are_errors = is_tar;
         let mut stream = Cursor::new(head).chain(inflated);
-        if is_tar {
+        let got = if is_tar {
             self.tar(at, &mut stream, depth);
             Gz::Tar
         } else {
             self.member(sniff::strip_gz(name), mtime, None, &mut stream, depth);
             Gz::Single
+        };
+        let label = self.label_of(at);
+        for problem in problems.take() {
+            self.diag(label.clone(), problem);
         }
+        got
     }
 
-    /// Reads a tar stream member by member. A read error ends the archive: tar has no index,
-    /// so nothing after a broken spot can be found again.
+    /// Reads a tar stream member by member. A damaged header, or a break in the stream under
+    /// it (a damaged gzip member), does not end the archive: the reader looks for the next
+    /// valid header (tar headers carry a checksum) and reads on from there, naming what was
+    /// lost and where.
     pub(super) fn tar(&mut self, at: Option<&str>, reader: &mut dyn Read, depth: u32) {
         let label = self.label_of(at);
-        let mut archive = tar::Archive::new(reader);
-        let entries = match archive.entries() {
-            Ok(entries) => entries,
-            Err(e) => {
-                self.diag(label, format!("tar stream unreadable: {e}"));
-                return;
-            }
-        };
+        let mut src = Resync::new(reader);
         let mut seen = Seen::default();
         let mut last: Option<String> = None;
-        let mut offset = 0u64;
+        loop {
+            let broke = self.tar_run(at, &label, &mut src, depth, &mut seen, &mut last);
+            let Some((byte, problem)) = broke else { break };
+            let after = match &last {
+                Some(member) => format!("after member {member} "),
+                None => String::new(),
+            };
+            match src.next_header() {
+                Some(next) => {
+                    let name = src
+                        .named()
+                        .map_or_else(String::new, |n| format!(", member {n}"));
+                    self.diag(
+                        label.clone(),
+                        format!(
+                            "tar stream broken {after}(byte {byte}): {problem}; resumed at the next valid header, byte {next}{name} ({} bytes skipped)",
+                            next.saturating_sub(byte)
+                        ),
+                    );
+                }
+                None => {
+                    // A stream that simply ended inside a member is already named by it.
+                    if !problem.is_empty() {
+                        self.diag(
+                            label.clone(),
+                            format!("tar stream broken {after}(byte {byte}): {problem}"),
+                        );
+                    }
+                    break;
+                }
+            }
+        }
+        self.check_links(at, seen);
+    }
+
+    /// Reads members from where `src` stands until the archive ends (`None`) or breaks: then
+    /// where (the byte of the bad header, or where the stream broke) and why (empty when a
+    /// member's read broke, which the member's own diagnostic tells).
+    fn tar_run(
+        &mut self,
+        at: Option<&str>,
+        label: &str,
+        src: &mut Resync<'_>,
+        depth: u32,
+        seen: &mut Seen,
+        last: &mut Option<String>,
+    ) -> Option<(u64, String)> {
+        let base = src.offset;
+        // Where the next header should start: the data is padded to whole 512-byte blocks.
+        let mut next = base;
+        let mut archive = tar::Archive::new(&mut *src);
+        // A zeroed block is a hole in a damaged copy as often as the archive's end.
+        archive.set_ignore_zeros(true);
+        let entries = match archive.entries() {
+            Ok(entries) => entries,
+            Err(e) => return Some((base, e.to_string())),
+        };
         for item in entries {
             if self.stopped {
-                break;
+                return None;
             }
             let mut entry = match item {
                 Ok(entry) => entry,
-                Err(e) => {
-                    let problem = match &last {
-                        Some(member) => {
-                            format!("tar stream broken after member {member} (byte {offset}): {e}")
-                        }
-                        None => format!("tar stream broken at byte {offset}: {e}"),
-                    };
-                    self.diag(label, problem);
-                    break;
-                }
+                Err(e) => return Some((next, e.to_string())),
             };
-            // Where the next header should start: the data is padded to whole 512-byte blocks.
-            if self.too_many_members(&label, &mut seen) {
-                break;
+            if self.too_many_members(label, seen) {
+                return None;
             }
-            offset = entry
-                .raw_file_position()
-                .saturating_add(entry.size())
-                .next_multiple_of(512);
+            next = base.saturating_add(
+                entry
+                    .raw_file_position()
+                    .saturating_add(entry.size())
+                    .next_multiple_of(512),
+            );
             let raw = entry.path_bytes().into_owned();
-            let Some(rel) = self.member_name(at, &raw, false, &mut seen) else {
+            let Some(rel) = self.member_name(at, &raw, false, seen) else {
                 continue;
             };
             let full = path::join(at, &rel);
-            last = Some(full.clone());
+            *last = Some(full.clone());
             let header = entry.header();
             let kind = header.entry_type();
             let mtime = header.mtime().ok().and_then(|t| i64::try_from(t).ok());
@@ -227,8 +445,9 @@ impl Walker<'_> {
                 seen.files.insert(rel);
                 // A sparse member's header gives its stored size, not the size it reads as.
                 let exact = (!kind.is_gnu_sparse()).then(|| entry.size());
+                let data_at = base.saturating_add(entry.raw_file_position());
                 if self.member(full, mtime, exact, &mut entry, depth) {
-                    break;
+                    return Some((data_at, String::new()));
                 }
             } else if kind.is_symlink() || kind.is_hard_link() {
                 let target = entry
@@ -258,84 +477,98 @@ impl Walker<'_> {
                 );
             }
         }
-        self.check_links(at, seen);
+        None
     }
 
-    /// Reads a zip held in memory. A zip whose central directory is unreadable (truncated,
-    /// say) is read again by its local headers, which yields the members before the damage.
+    /// Reads a zip held in memory, entry by entry: an entry that cannot be read is named with
+    /// the reason and costs only itself (see `zip.rs`). Without a usable central directory the
+    /// local headers are scanned for. What all its entries inflate to is bounded by the
+    /// ratio limit times the archive's own size, plus [`ARCHIVE_SLACK`].
     pub(super) fn zip(&mut self, at: Option<&str>, data: &[u8], depth: u32) {
         let label = self.label_of(at);
         let mut seen = Seen::default();
-        match zip::ZipArchive::new(Cursor::new(data)) {
-            Ok(mut archive) => {
-                for index in 0..archive.len() {
-                    if self.stopped {
-                        break;
-                    }
-                    let name = archive.name_for_index(index).map_or_else(
-                        || format!("{label} member #{index}"),
-                        |n| path::join(at, &path::escape(n.as_bytes())),
-                    );
-                    if self.too_many_members(&label, &mut seen) {
-                        break;
-                    }
-                    match archive.by_index(index) {
-                        Ok(mut file) => self.zip_member(at, &mut file, depth, &mut seen),
-                        Err(e) => self.diag(name, format!("unreadable zip member: {e}")),
-                    }
-                }
+        let listing = zipfmt::list(data);
+        for problem in &listing.problems {
+            self.diag(label.clone(), problem.clone());
+        }
+        let mut budget = ZipBudget {
+            left: (data.len() as u64)
+                .saturating_mul(self.limits.max_ratio)
+                .saturating_add(ARCHIVE_SLACK),
+            halted: false,
+        };
+        for (entry, span) in &listing.entries {
+            if self.stopped || budget.halted || self.too_many_members(&label, &mut seen) {
+                break;
             }
-            Err(e) => {
-                self.diag(
-                    label.clone(),
-                    format!(
-                        "zip central directory unreadable ({e}), reading local headers instead"
-                    ),
-                );
-                let mut cursor = Cursor::new(data);
-                while !self.stopped {
-                    let broken = match zip::read::read_zipfile_from_stream(&mut cursor) {
-                        Ok(Some(_)) if self.too_many_members(&label, &mut seen) => break,
-                        Ok(Some(mut file)) => {
-                            self.zip_member(at, &mut file, depth, &mut seen);
-                            None
-                        }
-                        Ok(None) => break,
-                        Err(e) => Some(e),
-                    };
-                    if let Some(e) = broken {
-                        let at_byte = cursor.position();
+            match zipfmt::check(entry, span) {
+                Ok(span) => {
+                    let input = span.data(data);
+                    self.zip_entry(at, &label, entry, input, depth, &mut seen, &mut budget);
+                }
+                // Named, all together, in the archive's problems.
+                Err(why) if why == zipfmt::OVERLAP => {}
+                Err(why) => self.diag(zip_name(at, entry), why),
+            }
+        }
+        if let Some(from) = listing.scan_from {
+            let mut scan = zipfmt::Scan {
+                pos: from,
+                to: listing.scan_to,
+            };
+            while !self.stopped && !budget.halted {
+                let Some(found) = scan.next(data) else { break };
+                let (entry, start, end) = match found {
+                    zipfmt::Found::Entry(entry, start, end) => (entry, start, end),
+                    zipfmt::Found::Bad(byte, why) => {
                         self.diag(
-                            label,
-                            format!("zip local headers unreadable at byte {at_byte}: {e}"),
+                            label.clone(),
+                            format!("bad zip local header at byte {byte} ({why}), scanning on"),
                         );
-                        break;
+                        continue;
                     }
+                };
+                if self.too_many_members(&label, &mut seen) {
+                    break;
+                }
+                if let Some(why) = entry.unreadable() {
+                    self.diag(zip_name(at, &entry), why);
+                    continue;
+                }
+                let input = zipfmt::slice(data, start, end.unwrap_or(scan.to));
+                let consumed =
+                    self.zip_entry(at, &label, &entry, input, depth, &mut seen, &mut budget);
+                if let (None, Some(used)) = (end, consumed) {
+                    scan.resume_after(data, start.saturating_add(used));
                 }
             }
         }
         self.check_links(at, seen);
     }
 
-    fn zip_member<R: Read>(
+    /// Reads one zip entry whose data is `input`. Returns how many bytes of `input` its data
+    /// took, when it was read through to its end.
+    #[allow(clippy::too_many_arguments)]
+    fn zip_entry(
         &mut self,
         at: Option<&str>,
-        file: &mut zip::read::ZipFile<'_, R>,
+        label: &str,
+        entry: &zipfmt::ZipEntry,
+        input: &[u8],
         depth: u32,
         seen: &mut Seen,
-    ) {
-        let raw = file.name().to_owned();
-        let Some(rel) = self.member_name(at, raw.as_bytes(), true, seen) else {
-            return;
-        };
-        if file.is_dir() {
+        budget: &mut ZipBudget,
+    ) -> Option<u64> {
+        let rel = self.member_name(at, &entry.name, true, seen)?;
+        if entry.is_dir() {
             seen.dirs.insert(rel);
-            return;
+            return None;
         }
-        if file.is_symlink() {
+        let mut reader = zipfmt::EntryReader::new(entry, input, budget.left);
+        if entry.is_symlink() {
             // A zip symlink stores its target as the member's content.
             let mut target = Vec::new();
-            match file.take(MAX_LINK_TARGET).read_to_end(&mut target) {
+            match (&mut reader).take(MAX_LINK_TARGET).read_to_end(&mut target) {
                 Ok(_) => seen.links.push(Link {
                     path: rel,
                     target,
@@ -343,19 +576,45 @@ impl Walker<'_> {
                 }),
                 Err(e) => self.diag(path::join(at, &rel), format!("unreadable symlink: {e}")),
             }
-            return;
+            budget.left = budget.left.saturating_sub(reader.out);
+            return None;
         }
-        seen.files.insert(rel.clone());
-        let mtime = zip_mtime(file);
-        let size = file.size();
+        let full = path::join(at, &rel);
+        if let Some(size) = entry.size.filter(|&size| size > budget.left) {
+            self.halt_zip(label, &full, budget, size);
+            return None;
+        }
+        seen.files.insert(rel);
         let meter = Rc::new(Meter::default());
-        meter.compressed.set(file.compressed_size());
+        // Deferred sizes: the data may take up to all of `input`.
+        let compressed = entry
+            .size
+            .map_or(input.len() as u64, |_| entry.compressed());
+        meter.compressed.set(compressed);
         let mut capped = Capped {
-            inner: file,
+            inner: &mut reader,
             meter,
             ratio: self.limits.max_ratio,
         };
-        self.member(path::join(at, &rel), mtime, Some(size), &mut capped, depth);
+        self.member(full.clone(), entry.mtime, entry.size, &mut capped, depth);
+        budget.left = budget.left.saturating_sub(reader.out);
+        if reader.over_budget {
+            self.halt_zip(label, &full, budget, reader.out);
+            return None;
+        }
+        Some(reader.consumed())
+    }
+
+    /// Stops reading a zip whose entries would inflate past its budget.
+    fn halt_zip(&mut self, label: &str, member: &str, budget: &mut ZipBudget, size: u64) {
+        budget.halted = true;
+        self.diag(
+            label,
+            format!(
+                "entries inflate to more than {} times the archive's size; stopped at {member} ({size} bytes), the entries after it are not read",
+                self.limits.max_ratio
+            ),
+        );
     }
 
     /// Stops an archive with far more members than the entry limit allows files. Links and
@@ -469,25 +728,7 @@ fn follow(
     Followed::Loop
 }
 
-/// A zip member's modification time: the Unix extended-timestamp field when present (it is
-/// UTC), else the DOS date-time, whose zone is unknown and taken as UTC.
-fn zip_mtime<R: Read>(file: &zip::read::ZipFile<'_, R>) -> Option<i64> {
-    for field in file.extra_data_fields() {
-        if let zip::ExtraField::ExtendedTimestamp(stamp) = field {
-            if let Some(t) = stamp.mod_time() {
-                return Some(i64::from(t));
-            }
-        }
-    }
-    let dt = file.last_modified()?;
-    if !dt.is_valid() {
-        return None;
-    }
-    let days = days_from_civil(
-        i64::from(dt.year()),
-        u32::from(dt.month()),
-        u32::from(dt.day()),
-    );
-    let secs = i64::from(dt.hour()) * 3600 + i64::from(dt.minute()) * 60 + i64::from(dt.second());
-    Some(days * 86_400 + secs)
+/// A zip entry's name for a diagnostic.
+fn zip_name(at: Option<&str>, entry: &zipfmt::ZipEntry) -> String {
+    path::join(at, &path::escape(&entry.name))
 }

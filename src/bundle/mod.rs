@@ -12,10 +12,12 @@
 mod archive;
 mod cut;
 mod dir;
+mod gz;
 mod path;
 mod sniff;
 #[cfg(test)]
 mod tests;
+mod zip;
 
 use std::io::{self, Read, Seek};
 use std::path::{Path, PathBuf};

@@ -1,0 +1,162 @@
+//! Damaged archives through the binary: a zip whose unreadable entries sit between good
+//! bundles still reports every good bundle's cause, names every bad entry, and exits 1.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+
+/// Files under `dir`, as (path relative to it, bytes), sorted.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn u32_le(data: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(data[at..at + 4].try_into().unwrap())
+}
+
+/// The offsets of a zip member's local and central headers.
+fn headers(data: &[u8], name: &str) -> (usize, usize) {
+    let mut pos = 0;
+    loop {
+        let i = pos
+            + data[pos..]
+                .windows(4)
+                .position(|w| w == b"PK\x01\x02")
+                .unwrap();
+        let n = usize::from(u16::from_le_bytes([data[i + 28], data[i + 29]]));
+        if &data[i + 46..i + 46 + n] == name.as_bytes() {
+            return (u32_le(data, i + 42) as usize, i);
+        }
+        pos = i + 1;
+    }
+}
+
+#[test]
+fn a_zip_with_unreadable_entries_between_good_bundles() {
+    let corpus = common::root().join("corpus");
+    let mut members: Vec<(String, Vec<u8>)> = Vec::new();
+    for (rel, data) in files(&corpus.join("handmade-agent-died")) {
+        members.push((format!("agent-died/{rel}"), data));
+    }
+    let restart = corpus.join("handmade-restart-loop");
+    let read = |p: &Path| std::fs::read(p).unwrap();
+    let bad = [
+        (
+            "broken/encrypted.txt",
+            read(&restart.join("operator-log.txt")),
+        ),
+        ("broken/bzip2.txt", read(&restart.join("events.txt"))),
+        // A bad CRC: the data is still analysed, and this file decides a cause.
+        (
+            "broken/describe-head-pod.txt",
+            read(&corpus.join("handmade-head-image-pull/describe-head-pod.txt")),
+        ),
+        ("broken/offset.txt", read(&restart.join("pods.txt"))),
+        (
+            "broken/deflate.txt",
+            read(&restart.join("rayservice-describe.txt")),
+        ),
+    ];
+    for (name, data) in &bad {
+        members.push(((*name).to_owned(), data.clone()));
+    }
+    for (rel, data) in files(&corpus.join("handmade-probe-wget-missing")) {
+        members.push((format!("probe/{rel}"), data));
+    }
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    for (name, data) in &members {
+        w.start_file(name.as_str(), opts).unwrap();
+        w.write_all(data).unwrap();
+    }
+    let mut z = w.finish().unwrap().into_inner();
+    let (l, c) = headers(&z, "broken/encrypted.txt");
+    z[l + 6] |= 1;
+    z[c + 8] |= 1;
+    let (l, c) = headers(&z, "broken/bzip2.txt");
+    z[l + 8] = 12;
+    z[c + 10] = 12;
+    let (l, c) = headers(&z, "broken/describe-head-pod.txt");
+    z[l + 14] ^= 0xff;
+    z[c + 16] ^= 0xff;
+    let (_, c) = headers(&z, "broken/offset.txt");
+    let past = (z.len() as u32 + 4096).to_le_bytes();
+    z[c + 42..c + 46].copy_from_slice(&past);
+    let (l, _) = headers(&z, "broken/deflate.txt");
+    // The first deflate block gets the reserved block type.
+    z[l + 30 + "broken/deflate.txt".len()] = 0b111;
+
+    let dir = std::env::temp_dir().join(format!("raysift-damaged-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bundle.zip");
+    std::fs::write(&path, &z).unwrap();
+    let out = common::raysift(&["analyze", path.to_str().unwrap(), "--format", "json"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let causes: Vec<&str> = v["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    for id in [
+        "dashboard_agent_died_after_deploy",
+        "probe_failure",
+        "image_pull_failure",
+    ] {
+        assert!(causes.contains(&id), "{id} missing from {causes:?}");
+    }
+    let problems: Vec<String> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            format!(
+                "{}: {}",
+                d["file"].as_str().unwrap(),
+                d["problem"].as_str().unwrap()
+            )
+        })
+        .collect();
+    for (name, word) in [
+        ("broken/encrypted.txt", "encrypted"),
+        ("broken/bzip2.txt", "compression method 12"),
+        ("broken/describe-head-pod.txt", "bad CRC-32"),
+        ("broken/offset.txt", "points past the end"),
+        ("broken/deflate.txt", "corrupt deflate data"),
+    ] {
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.starts_with(name) && p.contains(word)),
+            "{name}: {word} not in {problems:#?}"
+        );
+    }
+}
