@@ -281,7 +281,11 @@ impl Redactor {
                 self.evidence(&mut s.evidence);
             }
         }
-        for d in &mut report.diagnostics {
+        for d in report
+            .diagnostics
+            .iter_mut()
+            .chain(report.bundle.incomplete.iter_mut())
+        {
             self.in_place(&mut d.file);
             self.in_place(&mut d.problem);
         }

@@ -24,6 +24,21 @@ pub fn write(w: &mut dyn Write, report: &Report, opts: TextOptions) -> io::Resul
             writeln!(w, "         {line}")?;
         }
     }
+    if let Some(headline) = crate::report::incomplete_headline(report) {
+        writeln!(w)?;
+        para(w, opts, "", "", &style.bold(&headline))?;
+        let reasons = &report.bundle.incomplete;
+        for d in reasons.iter().take(crate::report::INCOMPLETE_SHOWN) {
+            para(w, opts, "  ", "    ", &d.to_string())?;
+        }
+        if reasons.len() > crate::report::INCOMPLETE_SHOWN {
+            writeln!(
+                w,
+                "  … and {} more (see Diagnostics)",
+                reasons.len() - crate::report::INCOMPLETE_SHOWN
+            )?;
+        }
+    }
     let (real, benign): (Vec<&Cause>, Vec<&Cause>) = report
         .causes
         .iter()
@@ -45,16 +60,7 @@ pub fn write(w: &mut dyn Write, report: &Report, opts: TextOptions) -> io::Resul
         writeln!(w, "Expected: operator logs, Ray logs (/tmp/ray/session_latest/logs), kubectl describe or get output.")?;
     } else if real.is_empty() {
         writeln!(w)?;
-        para(
-            w,
-            opts,
-            "",
-            "",
-            &format!(
-                "No cause found above info: nothing in {} events points to a failure.",
-                report.stats.events
-            ),
-        )?;
+        para(w, opts, "", "", &crate::report::no_cause_sentence(report))?;
     }
     for c in &real {
         writeln!(w)?;
@@ -92,12 +98,21 @@ pub fn write(w: &mut dyn Write, report: &Report, opts: TextOptions) -> io::Resul
     Ok(())
 }
 
-/// One line for scripts and prompts: the top cause, or that there is none.
+/// One line for scripts and prompts: the top cause, or that there is none; on an incomplete
+/// bundle, followed by `; incomplete bundle: ` and the first reason.
 pub fn write_summary_line(w: &mut dyn Write, report: &Report) -> io::Result<()> {
+    let mut incomplete = String::new();
+    if let Some(first) = report.bundle.incomplete.first() {
+        incomplete = format!("; incomplete bundle: {first}");
+        let more = report.bundle.incomplete.len() - 1;
+        if more > 0 {
+            incomplete.push_str(&format!(" (and {more} more)"));
+        }
+    }
     match report.causes.iter().find(|c| c.severity != Severity::Info) {
         Some(c) => writeln!(
             w,
-            "#{} {} {} ({}, confidence {:.2}): {}",
+            "#{} {} {} ({}, confidence {:.2}): {}{incomplete}",
             c.rank,
             c.severity.as_str(),
             c.id,
@@ -109,7 +124,7 @@ pub fn write_summary_line(w: &mut dyn Write, report: &Report) -> io::Result<()> 
             let benign = report.causes.len();
             writeln!(
                 w,
-                "no cause ({} events, {} benign finding{})",
+                "no cause ({} events, {} benign finding{}){incomplete}",
                 report.stats.events,
                 benign,
                 if benign == 1 { "" } else { "s" }
