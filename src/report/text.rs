@@ -43,8 +43,10 @@ pub fn write(w: &mut dyn Write, report: &Report, opts: TextOptions) -> io::Resul
         .causes
         .iter()
         .partition(|c| c.severity != Severity::Info);
+    // "Recognised nothing" only when nothing was used either: a file a cause cites as
+    // evidence (a pasted `kubectl get pods` table among other lines) was understood.
     let recognised = report.inventory.sources.keys().any(|k| *k != "unknown");
-    if !recognised {
+    if !recognised && !uses_any_file(report) {
         writeln!(
             w,
             "\nraysift recognised no KubeRay, Ray or Kubernetes file in this bundle. It found {} file{}:",
@@ -96,6 +98,14 @@ pub fn write(w: &mut dyn Write, report: &Report, opts: TextOptions) -> io::Resul
         }
     }
     Ok(())
+}
+
+/// Whether any cause or symptom cites a line of the bundle as evidence.
+fn uses_any_file(report: &Report) -> bool {
+    report
+        .causes
+        .iter()
+        .any(|c| !c.evidence.is_empty() || c.symptoms.iter().any(|s| !s.evidence.is_empty()))
 }
 
 /// One line for scripts and prompts: the top cause, or that there is none; on an incomplete
