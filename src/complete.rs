@@ -16,8 +16,18 @@ use crate::diag::Diagnostic;
 
 /// Phrases of the reader's diagnostics that mean content was lost: reading stopped early,
 /// a member was skipped or cut short, a stream or folder could not be read.
-const LOST: [&str; 12] = [
+const LOST: [&str; 21] = [
     "reading stopped",
+    // The salvaging archive readers (zip by local headers, gzip resumed at the next member).
+    "bytes lost",
+    "stopped at",
+    "skipped to the next member",
+    "is encrypted",
+    "not supported",
+    "runs past the end",
+    "local header",
+    "ends early",
+    "ends inside",
     "truncated",
     "stream unreadable",
     "stream broken",
@@ -86,6 +96,15 @@ mod tests {
             "unreadable: permission denied",
             "unreadable zip member: invalid checksum",
             "zip stream is larger than the total size limit of 5 bytes, not read",
+            "gzip member at byte 9 damaged (bad CRC) after 10 inflated bytes, which are kept; resumed at the next member, byte 90 (12 compressed bytes lost)",
+            "entries inflate to more than 10 times the archive's size; stopped at a.log (99 bytes), the entries after it are not read",
+            "12 bytes at byte 40 are not gzip, skipped to the next member at byte 52",
+            "is encrypted, skipped",
+            "uses compression method 12 (bzip2), which is not supported, skipped",
+            "data (10 bytes at byte 5) runs past the end of the archive (12 bytes), skipped",
+            "bad local header at byte 7, skipped",
+            "no local header at byte 7, skipped",
+            "gzip stream ends inside a member (truncated)",
         ] {
             assert!(loses_content(&file(lost)), "{lost}");
         }
@@ -100,6 +119,9 @@ mod tests {
             "has unsupported tar entry type 'V', skipped",
             "binary content (40% control bytes in the first 4096 bytes), skipped",
             "zip central directory unreadable (no EOCD), reading local headers instead",
+            "zip central directory not found (no end record), reading local headers instead",
+            "zip central directory damaged at byte 9 after 2 of its 5 entries, reading local headers after byte 7 instead",
+            "12 bytes after the last gzip member (from byte 40) are not gzip, ignored",
         ] {
             assert!(!loses_content(&file(kept)), "{kept}");
         }
