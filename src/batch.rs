@@ -299,12 +299,17 @@ pub struct Line {
     pub path: String,
     /// `ok` or `error`.
     pub status: &'static str,
-    /// What `raysift analyze` exits with: 0 no failing cause, 1 a failing cause, 2 unreadable.
+    /// What `raysift analyze` exits with: 0 no failing cause in a bundle read in full, 1 a
+    /// failing cause, 2 unreadable, or incomplete with no failing cause.
     pub exit: u8,
     /// The top causes, in rank order.
     pub causes: Vec<CauseLine>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Whether every part of the bundle was read (false on an error line).
+    pub complete: bool,
+    /// How many diagnostics the report has (problems with the bundle's content).
+    pub diagnostics: usize,
     /// The bundle's size as stored (a directory: the bytes read from it).
     pub bundle_bytes: u64,
     pub elapsed_ms: u64,
@@ -338,6 +343,8 @@ impl Outcome {
                 exit: crate::cli::EXIT_UNREADABLE,
                 causes: Vec::new(),
                 error: Some(error),
+                complete: false,
+                diagnostics: 0,
                 bundle_bytes,
                 elapsed_ms: started.elapsed().as_millis() as u64,
             },
@@ -379,7 +386,9 @@ fn analyse(input: &Input, ctx: &Context) -> Outcome {
     };
     let bundle_bytes = stored.unwrap_or(report.bundle.bytes);
     if let Some(why) = unreadable(&input.path, &report) {
-        return Outcome::error(input, bundle_bytes, started, why);
+        let mut outcome = Outcome::error(input, bundle_bytes, started, why);
+        outcome.line.diagnostics = report.diagnostics.len();
+        return outcome;
     }
     let kept: Vec<&crate::rank::Cause> = report
         .causes
@@ -390,7 +399,7 @@ fn analyse(input: &Input, ctx: &Context) -> Outcome {
         line: Line {
             path: input.shown.clone(),
             status: "ok",
-            exit: u8::from(failing),
+            exit: crate::cli::exit_code(&report, failing),
             causes: kept
                 .iter()
                 .take(ctx.top)
@@ -402,6 +411,8 @@ fn analyse(input: &Input, ctx: &Context) -> Outcome {
                 })
                 .collect(),
             error: None,
+            complete: report.bundle.complete,
+            diagnostics: report.diagnostics.len(),
             bundle_bytes,
             elapsed_ms: started.elapsed().as_millis() as u64,
         },
@@ -602,6 +613,8 @@ fn open_out(path: &Path, append_after: Option<&Done>) -> Result<std::fs::File, F
 #[derive(Debug, Default)]
 struct Tally {
     ok: usize,
+    /// Of the `ok` bundles, those that could not be read in full.
+    incomplete: usize,
     error: usize,
     bytes: u64,
     /// Cause id → bundles that had it, highest severity seen.
@@ -620,6 +633,9 @@ impl Tally {
         self.bytes += o.line.bundle_bytes;
         if o.line.status == "ok" {
             self.ok += 1;
+            if !o.line.complete {
+                self.incomplete += 1;
+            }
         } else {
             self.error += 1;
             self.failed.push((
@@ -678,9 +694,14 @@ impl Tally {
             }
         }
         let secs = elapsed.as_secs_f64();
+        let incomplete = if self.incomplete > 0 {
+            format!(" ({} incomplete)", self.incomplete)
+        } else {
+            String::new()
+        };
         writeln!(
             w,
-            "\n{} bundles: {} ok, {} error, {} skipped as done; {:.1} MB in {:.1} s, {:.1} MB/s",
+            "\n{} bundles: {} ok{incomplete}, {} error, {} skipped as done; {:.1} MB in {:.1} s, {:.1} MB/s",
             self.ok + self.error,
             self.ok,
             self.error,
@@ -984,6 +1005,8 @@ mod tests {
                 exit: 0,
                 causes: Vec::new(),
                 error: None,
+                complete: true,
+                diagnostics: 0,
                 bundle_bytes: 1,
                 elapsed_ms: 0,
             },

@@ -35,8 +35,10 @@ pub const EXIT_UNREADABLE: u8 = 2;
 a directory (a hand-made collection, `kubectl ray log` output, a copy of /tmp/ray/session_latest/logs, \
 a troubleshoot.sh support bundle, `kubectl cluster-info dump`), a single log file, or - for standard input. \
 Files are recognised by content first and name second.\n\n\
-Exit codes: 0 success (no cause at or above --fail-on), 1 causes found at or above --fail-on, \
-2 the bundle could not be read at all or the command line is wrong."
+Exit codes: 0 success (the whole bundle was read and no cause is at or above --fail-on), \
+1 causes found at or above --fail-on, 2 the bundle could not be read at all, or part of it \
+could not be read (a truncated or corrupt archive, a limit reached, an unreadable file) and no \
+cause is at or above --fail-on, or the command line is wrong."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -527,11 +529,20 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
         }
     }
     emit(args.out.as_deref(), &buf)?;
-    Ok(if failing {
-        ExitCode::from(1)
+    Ok(ExitCode::from(exit_code(&report, failing)))
+}
+
+/// What `analyze` exits with once a report is written, and what `batch` puts in a line's
+/// `exit`: 1 when a cause reaches `--fail-on`; else 2 when part of the bundle could not be
+/// read (no cause in the part read is not a clean bill of health); else 0.
+pub fn exit_code(report: &Report, failing: bool) -> u8 {
+    if failing {
+        1
+    } else if !report.bundle.complete {
+        EXIT_UNREADABLE
     } else {
-        ExitCode::SUCCESS
-    })
+        0
+    }
 }
 
 /// What a report says of the bundle, from the inventory of a full read rather than the
@@ -547,6 +558,7 @@ fn whole_bundle(
     report.bundle.files = inventory.files;
     report.bundle.bytes = inventory.bytes;
     report.bundle.sources = inventory.sources.clone();
+    report.bundle.judge_completeness(&diagnostics);
     report.diagnostics = diagnostics;
     report.inventory = inventory;
 }

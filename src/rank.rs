@@ -48,17 +48,31 @@ pub struct BundleInfo {
     pub files: usize,
     pub bytes: u64,
     pub sources: BTreeMap<&'static str, usize>,
+    /// Whether every part of the bundle was read: false when reading stopped early (a
+    /// truncated or corrupt archive, a limit reached) or a member could not be read.
+    pub complete: bool,
+    /// The diagnostics that make the bundle incomplete (empty when it is complete).
+    pub incomplete: Vec<Diagnostic>,
 }
 
 impl BundleInfo {
     /// What the report says of the bundle a timeline was read from.
     pub fn of(tl: &Timeline, inventory: &Inventory) -> BundleInfo {
+        let incomplete = crate::complete::reasons(&inventory.diagnostics);
         BundleInfo {
             path: tl.bundle_path.clone(),
             files: inventory.files,
             bytes: inventory.bytes,
             sources: inventory.sources.clone(),
+            complete: incomplete.is_empty(),
+            incomplete,
         }
+    }
+
+    /// Sets what the report says of completeness from the bundle's diagnostics.
+    pub fn judge_completeness(&mut self, diagnostics: &[Diagnostic]) {
+        self.incomplete = crate::complete::reasons(diagnostics);
+        self.complete = self.incomplete.is_empty();
     }
 }
 

@@ -281,7 +281,11 @@ impl Redactor {
                 self.evidence(&mut s.evidence);
             }
         }
-        for d in &mut report.diagnostics {
+        for d in report
+            .diagnostics
+            .iter_mut()
+            .chain(report.bundle.incomplete.iter_mut())
+        {
             self.in_place(&mut d.file);
             self.in_place(&mut d.problem);
         }
@@ -358,7 +362,7 @@ impl Redactor {
     }
 
     fn host_or_keep(&mut self, host: &str) -> String {
-        if is_public_host(host) || is_local_ip(host) || host.contains(MASK) {
+        if is_public_host(host) || is_local_ip(host) || is_ray_id(host) || host.contains(MASK) {
             host.to_string()
         } else {
             self.pseudonym(host)
@@ -566,6 +570,13 @@ fn is_public_host(host: &str) -> bool {
     PUBLIC_HOSTS
         .iter()
         .any(|p| h == *p || h.strip_suffix(p).is_some_and(|rest| rest.ends_with('.')))
+}
+
+/// A Ray node, worker, actor, task, job or placement-group id (hex, 16 characters or more):
+/// an id, never a host, whatever key it follows (`node: 5f1c…`), so it is left as it is on
+/// every line.
+fn is_ray_id(word: &str) -> bool {
+    word.len() >= 16 && word.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 fn is_local_ip(host: &str) -> bool {
@@ -793,6 +804,37 @@ mod tests {
             "hostname=host-3"
         );
         assert_eq!(r.text("peer fe80::1ff:fe23:4567:890a up"), "peer ip-4 up");
+    }
+
+    #[test]
+    fn ray_ids_are_ids_not_hosts_on_every_line() {
+        let mut r = Redactor::new(RedactConfig { hosts: true });
+        let node = "5f1c0a9d3b7e4f2a8c6d1e0b9a7f3c5d2e4b6a8c0d1e3f5a7b9c2d4e";
+        let actor = "a1b2c3d4e5f60718293a4b5c01000000";
+        for line in [
+            format!("node: {node}"),
+            format!("\"node\": \"{node}\", \"actor_id\": \"{actor}\""),
+            format!("Raylet {node} is dead; node_id={node}"),
+            format!("host={actor} on node 10.244.1.7"),
+        ] {
+            let got = r.text(&line);
+            assert_eq!(
+                got.matches(node).count(),
+                line.matches(node).count(),
+                "{got}"
+            );
+            assert_eq!(
+                got.matches(actor).count(),
+                line.matches(actor).count(),
+                "{got}"
+            );
+            assert!(!got.contains("host-"), "{got}");
+        }
+        // A host beside them is still replaced.
+        assert_eq!(
+            r.text(&format!("node={node} host=worker-7.corp")),
+            format!("node={node} host=host-1")
+        );
     }
 
     #[test]

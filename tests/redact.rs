@@ -448,3 +448,33 @@ fn binary_redacts_a_planted_bundle_in_timeline_output() {
         assert_eq!(plain.lines().count(), text.lines().count(), "{format}");
     }
 }
+
+#[test]
+fn binary_keeps_ray_ids_as_ids_on_every_line_with_redact_hosts() {
+    let dir = scratch("ray-ids");
+    let node = "5f1c0a9d3b7e4f2a8c6d1e0b9a7f3c5d2e4b6a8c0d1e3f5a7b9c2d4e";
+    let actor = "a1b2c3d4e5f60718293a4b5c01000000";
+    let log = format!(
+        "2023-08-22 09:01:00,000\tINFO gcs_server.py:1 -- node: {node} registered at 10.244.1.7\n\
+         2023-08-22 09:02:00,000\tWARNING gcs_server.py:1 -- Raylet {node} is dead; node_id={node}\n\
+         2023-08-22 09:03:00,000\tERROR gcs_server.py:1 -- actor {actor} died with node={node} host=worker-7.corp\n"
+    );
+    std::fs::write(dir.join("gcs_server.log"), &log).unwrap();
+    let d = dir.to_str().unwrap();
+    let out = common::raysift(&["timeline", d, "--redact-hosts"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().count(), 3, "{text}");
+    // Every occurrence of an id is kept, on every line; the hosts beside them are not.
+    assert_eq!(text.matches(node).count(), 4, "{text}");
+    assert_eq!(text.matches(actor).count(), 1, "{text}");
+    assert!(
+        !text.contains("10.244.1.7") && !text.contains("worker-7.corp"),
+        "{text}"
+    );
+    assert!(text.contains("ip-1") && text.contains("host-1"), "{text}");
+    assert!(
+        !text.contains("host-2"),
+        "an id took a host pseudonym: {text}"
+    );
+}

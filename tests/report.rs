@@ -215,3 +215,37 @@ fn inventory_refuses_markup_formats() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--inventory"));
 }
+
+#[test]
+fn a_file_used_as_evidence_is_never_called_unrecognised() {
+    const NOTICE: &str = "recognised no KubeRay, Ray or Kubernetes file";
+    // A `kubectl get pods` table pasted among other lines: the file stays `unknown`, but
+    // its rows are evidence of a crash loop.
+    let dir = scratch("pasted-table");
+    std::fs::write(
+        dir.join("paste.txt"),
+        "I ran kubectl and got this, please help:\n$ kubectl get pods\n\
+         NAME                                        READY   STATUS             RESTARTS      AGE\n\
+         vision-raycluster-head-x7k2p                1/1     Running            0             14m\n\
+         vision-raycluster-worker-cpu-small-4hzkq    0/1     CrashLoopBackOff   7 (2m ago)    14m\n\
+         vision-raycluster-worker-cpu-small-9bq2d    0/1     CrashLoopBackOff   7 (3m ago)    14m\n\
+         thanks in advance\n",
+    )
+    .unwrap();
+    let d = dir.to_str().unwrap();
+    let json = common::raysift(&["analyze", d, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["bundle"]["sources"], serde_json::json!({"unknown": 1}));
+    assert_eq!(v["causes"][0]["evidence"][0]["file"], "paste.txt");
+    let text = common::raysift(&["analyze", d]);
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("CrashLoopBackOff"), "{text}");
+    assert!(!text.contains(NOTICE), "{text}");
+
+    // Nothing recognised and nothing used: the notice lists the files.
+    std::fs::write(dir.join("paste.txt"), "hello\nworld\n").unwrap();
+    let text = common::raysift(&["analyze", d]);
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains(NOTICE), "{text}");
+    assert!(text.contains("  paste.txt ("), "{text}");
+}

@@ -54,6 +54,9 @@ td.num, th.num { text-align: right; }
 #events td.lvl-warning { color: var(--warn); }
 #events td.when, #events td.where { white-space: nowrap; font-size: 12px; color: var(--muted); }
 .note { color: var(--muted); font-size: 13px; }
+.incomplete { border: 1px solid var(--warn); border-left-width: 4px; background: #fff6e0;
+  border-radius: 4px; padding: 8px 12px; margin: 10px 0; }
+.incomplete ul { margin: 4px 0 0; padding-left: 20px; }
 details summary { cursor: pointer; color: var(--muted); }
 @media print {
   body { max-width: none; padding: 0; font-size: 11px; }
@@ -109,6 +112,9 @@ const AXIS_H: f64 = 30.0;
 pub fn write(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     let title = match report.causes.iter().find(|c| c.severity != Severity::Info) {
         Some(c) => format!("raysift: {}", c.title),
+        None if !report.bundle.complete => {
+            "raysift: no cause found (incomplete bundle)".to_string()
+        }
         None => "raysift: no cause found".to_string(),
     };
     writeln!(w, "<!DOCTYPE html>")?;
@@ -133,7 +139,27 @@ pub fn write(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     if let Some(win) = &report.window {
         write!(w, " · {} … {}", esc(&win.first), esc(&win.last))?;
     }
-    writeln!(w, "</p>\n</header>")?;
+    writeln!(w, "</p>")?;
+    if let Some(headline) = crate::report::incomplete_headline(report) {
+        writeln!(
+            w,
+            "<div class=\"incomplete\" role=\"alert\"><strong>{}</strong>\n<ul>",
+            esc(&headline)
+        )?;
+        let reasons = &report.bundle.incomplete;
+        for d in reasons.iter().take(crate::report::INCOMPLETE_SHOWN) {
+            writeln!(w, "<li class=\"mono\">{}</li>", esc(&d.to_string()))?;
+        }
+        if reasons.len() > crate::report::INCOMPLETE_SHOWN {
+            writeln!(
+                w,
+                "<li>… and {} more (see Diagnostics)</li>",
+                reasons.len() - crate::report::INCOMPLETE_SHOWN
+            )?;
+        }
+        writeln!(w, "</ul></div>")?;
+    }
+    writeln!(w, "</header>")?;
 
     write_summary(w, report)?;
     if let Some(t) = &report.timeline {
@@ -162,10 +188,12 @@ pub fn write(w: &mut dyn Write, report: &Report) -> io::Result<()> {
 fn write_summary(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     writeln!(w, "<section id=\"summary\">\n<h2>Summary</h2>")?;
     if report.causes.is_empty() {
-        writeln!(
-            w,
-            "<p>No cause found: nothing in the bundle points to a failure.</p>\n</section>"
-        )?;
+        let sentence = if report.bundle.complete {
+            "No cause found: nothing in the bundle points to a failure.".to_string()
+        } else {
+            crate::report::no_cause_sentence(report)
+        };
+        writeln!(w, "<p>{}</p>\n</section>", esc(&sentence))?;
         return Ok(());
     }
     writeln!(

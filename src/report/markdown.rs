@@ -29,12 +29,31 @@ pub fn write(w: &mut dyn Write, report: &Report) -> io::Result<()> {
         " ({} events, {} rules).\n",
         report.stats.events, report.stats.rules
     )?;
+    if let Some(headline) = crate::report::incomplete_headline(report) {
+        writeln!(w, "> [!WARNING]\n> **{headline}**\n>")?;
+        let reasons = &report.bundle.incomplete;
+        for d in reasons.iter().take(crate::report::INCOMPLETE_SHOWN) {
+            writeln!(w, "> - {}", inline(&d.to_string()))?;
+        }
+        if reasons.len() > crate::report::INCOMPLETE_SHOWN {
+            writeln!(
+                w,
+                "> - … and {} more (see Diagnostics)",
+                reasons.len() - crate::report::INCOMPLETE_SHOWN
+            )?;
+        }
+        writeln!(w)?;
+    }
 
     if report.causes.is_empty() {
-        writeln!(
-            w,
-            "No cause found: nothing in the bundle points to a failure.\n"
-        )?;
+        if report.bundle.complete {
+            writeln!(
+                w,
+                "No cause found: nothing in the bundle points to a failure.\n"
+            )?;
+        } else {
+            writeln!(w, "{}\n", crate::report::no_cause_sentence(report))?;
+        }
     } else {
         writeln!(w, "| # | Severity | Confidence | Cause | Id |")?;
         writeln!(w, "|--:|---|--:|---|---|")?;

@@ -262,6 +262,45 @@ fn quiet_line() {
     assert_snapshot!(render(|w| super::text::write_summary_line(w, &report)), @"no cause (13 events, 1 benign finding)");
 }
 
+/// The fixture as read from a truncated archive, with no cause above info left.
+fn incomplete_report() -> Report {
+    let (_, mut report) = fixture();
+    let lost = Diagnostic::for_file(
+        "operator-log.txt",
+        "reading stopped after 4532 bytes, the part read is kept: incomplete deflate stream",
+    );
+    report.diagnostics.push(lost.clone());
+    report.bundle.judge_completeness(&report.diagnostics);
+    report.causes.retain(|c| c.severity == Severity::Info);
+    report
+}
+
+#[test]
+fn an_incomplete_bundle_says_so_at_the_top_of_every_format() {
+    let report = incomplete_report();
+    assert!(!report.bundle.complete);
+    assert_eq!(
+        report.bundle.incomplete.len(),
+        1,
+        "the line diagnostic is not a loss"
+    );
+    let head = |s: &str, n: usize| s.lines().take(n).collect::<Vec<_>>().join("\n");
+    let text = render(|w| super::text::write(w, &report, plain(None)));
+    assert_snapshot!("incomplete_text", head(&text, 7));
+    let md = render(|w| super::markdown::write(w, &report));
+    assert_snapshot!("incomplete_markdown", head(&md, 10));
+    let html = render(|w| super::html::write(w, &report));
+    let body = html_body(&html);
+    let from = body.find("<header>").unwrap_or(0);
+    let to = body.find("<section id=\"causes\">").unwrap_or(body.len());
+    assert_snapshot!("incomplete_html", body.get(from..to).unwrap_or(""));
+    assert!(html.contains("<title>raysift: no cause found (incomplete bundle)</title>"));
+    assert_snapshot!(render(|w| super::text::write_summary_line(w, &report)), @"no cause (13 events, 1 benign finding); incomplete bundle: operator-log.txt: reading stopped after 4532 bytes, the part read is kept: incomplete deflate stream");
+    let json = serde_json::to_value(&report).unwrap_or_default();
+    assert_eq!(json["bundle"]["complete"], false);
+    assert_eq!(json["bundle"]["incomplete"][0]["file"], "operator-log.txt");
+}
+
 #[test]
 fn json() {
     let (_, report) = fixture();

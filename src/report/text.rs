@@ -24,12 +24,29 @@ pub fn write(w: &mut dyn Write, report: &Report, opts: TextOptions) -> io::Resul
             writeln!(w, "         {line}")?;
         }
     }
+    if let Some(headline) = crate::report::incomplete_headline(report) {
+        writeln!(w)?;
+        para(w, opts, "", "", &style.bold(&headline))?;
+        let reasons = &report.bundle.incomplete;
+        for d in reasons.iter().take(crate::report::INCOMPLETE_SHOWN) {
+            para(w, opts, "  ", "    ", &d.to_string())?;
+        }
+        if reasons.len() > crate::report::INCOMPLETE_SHOWN {
+            writeln!(
+                w,
+                "  … and {} more (see Diagnostics)",
+                reasons.len() - crate::report::INCOMPLETE_SHOWN
+            )?;
+        }
+    }
     let (real, benign): (Vec<&Cause>, Vec<&Cause>) = report
         .causes
         .iter()
         .partition(|c| c.severity != Severity::Info);
+    // "Recognised nothing" only when nothing was used either: a file a cause cites as
+    // evidence (a pasted `kubectl get pods` table among other lines) was understood.
     let recognised = report.inventory.sources.keys().any(|k| *k != "unknown");
-    if !recognised {
+    if !recognised && !uses_any_file(report) {
         writeln!(
             w,
             "\nraysift recognised no KubeRay, Ray or Kubernetes file in this bundle. It found {} file{}:",
@@ -45,16 +62,7 @@ pub fn write(w: &mut dyn Write, report: &Report, opts: TextOptions) -> io::Resul
         writeln!(w, "Expected: operator logs, Ray logs (/tmp/ray/session_latest/logs), kubectl describe or get output.")?;
     } else if real.is_empty() {
         writeln!(w)?;
-        para(
-            w,
-            opts,
-            "",
-            "",
-            &format!(
-                "No cause found above info: nothing in {} events points to a failure.",
-                report.stats.events
-            ),
-        )?;
+        para(w, opts, "", "", &crate::report::no_cause_sentence(report))?;
     }
     for c in &real {
         writeln!(w)?;
@@ -92,12 +100,29 @@ pub fn write(w: &mut dyn Write, report: &Report, opts: TextOptions) -> io::Resul
     Ok(())
 }
 
-/// One line for scripts and prompts: the top cause, or that there is none.
+/// Whether any cause or symptom cites a line of the bundle as evidence.
+fn uses_any_file(report: &Report) -> bool {
+    report
+        .causes
+        .iter()
+        .any(|c| !c.evidence.is_empty() || c.symptoms.iter().any(|s| !s.evidence.is_empty()))
+}
+
+/// One line for scripts and prompts: the top cause, or that there is none; on an incomplete
+/// bundle, followed by `; incomplete bundle: ` and the first reason.
 pub fn write_summary_line(w: &mut dyn Write, report: &Report) -> io::Result<()> {
+    let mut incomplete = String::new();
+    if let Some(first) = report.bundle.incomplete.first() {
+        incomplete = format!("; incomplete bundle: {first}");
+        let more = report.bundle.incomplete.len() - 1;
+        if more > 0 {
+            incomplete.push_str(&format!(" (and {more} more)"));
+        }
+    }
     match report.causes.iter().find(|c| c.severity != Severity::Info) {
         Some(c) => writeln!(
             w,
-            "#{} {} {} ({}, confidence {:.2}): {}",
+            "#{} {} {} ({}, confidence {:.2}): {}{incomplete}",
             c.rank,
             c.severity.as_str(),
             c.id,
@@ -109,7 +134,7 @@ pub fn write_summary_line(w: &mut dyn Write, report: &Report) -> io::Result<()> 
             let benign = report.causes.len();
             writeln!(
                 w,
-                "no cause ({} events, {} benign finding{})",
+                "no cause ({} events, {} benign finding{}){incomplete}",
                 report.stats.events,
                 benign,
                 if benign == 1 { "" } else { "s" }

@@ -48,6 +48,10 @@ pub const CATALOGUE: &[(&str, &str)] = &[
         "Serve replicas cannot be placed; the operator rebuilds the cluster",
     ),
     (
+        "serve_replicas_unschedulable",
+        "Serve replicas wait for resources the cluster does not offer",
+    ),
+    (
         "gcs_ft_shared_storage_namespace",
         "an upgrade with a fixed external storage namespace",
     ),
@@ -116,7 +120,11 @@ pub const CATALOGUE: &[(&str, &str)] = &[
     ),
     (
         "node_not_ready",
-        "the node or cluster networking beneath Ray is broken",
+        "a Kubernetes node under Ray pods is NotReady or stopped reporting",
+    ),
+    (
+        "cluster_dns_failure",
+        "cluster DNS does not answer: Service names cannot be resolved from the pods",
     ),
     (
         "pod_creation_refused",
