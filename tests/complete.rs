@@ -5,35 +5,14 @@
 
 mod common;
 
+use common::files_under;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use common::raysift;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("raysift-complete-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// The files under `root`, sorted, as (relative path, path).
-fn files_under(root: &Path) -> Vec<(String, PathBuf)> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-                out.push((rel, p));
-            }
-        }
-    }
-    out.sort();
-    out
+    common::scratch("complete", name)
 }
 
 /// A corpus bundle as a tar.gz, in memory.

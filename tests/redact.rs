@@ -351,10 +351,7 @@ fn pseudonyms_are_stable_within_a_report() {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("raysift-redact-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("redact", name)
 }
 
 #[test]

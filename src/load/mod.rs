@@ -27,7 +27,7 @@ mod sections;
 mod stream;
 mod windows;
 
-use gate::{Gate, IN_FLIGHT_BYTES};
+use gate::walk_in_parallel;
 use pieces::{Assembler, PIECE_BYTES};
 use router::Router;
 use sections::{parse_sections, split_cluster_info_sections};
@@ -127,63 +127,24 @@ pub fn load(path: &Path, cfg: &LoadConfig) -> Result<Loaded, OpenError> {
     } else {
         usize::MAX
     };
-    let progress = cfg.progress.clone();
-    let summary = if cfg.threads <= 1 {
-        bundle::walk_in_pieces(
-            path,
-            &cfg.limits,
-            piece_bytes,
-            Some(&buffers),
-            &mut |entry| {
-                if let Some(p) = &progress {
-                    p(&entry.path, entry.bytes.len() as u64);
-                }
-                router.route(entry, &mut |job| {
-                    let part = job.run();
-                    if let Ok(mut all) = results.lock() {
-                        all.add(part);
-                    }
-                });
-            },
-        )?
-    } else {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(cfg.threads)
-            .build()
-            .map_err(|e| OpenError {
-                path: path.to_path_buf(),
-                reason: format!("cannot start {} parser threads: {e}", cfg.threads),
-            })?;
-        // Backpressure: the reader waits while too many bytes are queued or being parsed, so
-        // that memory does not grow with the bundle when decompression outruns parsing.
-        let in_flight = Gate::new(IN_FLIGHT_BYTES);
-        pool.in_place_scope(|scope| {
-            bundle::walk_in_pieces(
-                path,
-                &cfg.limits,
-                piece_bytes,
-                Some(&buffers),
-                &mut |entry: Entry| {
-                    if let Some(p) = &progress {
-                        p(&entry.path, entry.bytes.len() as u64);
-                    }
-                    router.route(entry, &mut |job| {
-                        let size = job.size();
-                        in_flight.acquire(size);
-                        let results = &results;
-                        let in_flight = &in_flight;
-                        scope.spawn(move |_| {
-                            let part = job.run();
-                            in_flight.release(size);
-                            if let Ok(mut all) = results.lock() {
-                                all.add(part);
-                            }
-                        });
-                    });
-                },
-            )
-        })?
-    };
+    let summary = walk_in_parallel(
+        path,
+        cfg,
+        piece_bytes,
+        &buffers,
+        &mut |entry, sink| {
+            router.route(entry, &mut |job| {
+                let size = job.size();
+                sink(job, size);
+            })
+        },
+        &|job| {
+            let part = job.run();
+            if let Ok(mut all) = results.lock() {
+                all.add(part);
+            }
+        },
+    )?;
     let parsed = results.into_inner().unwrap_or_default().finish();
 
     let root_name = common_root(parsed.iter().map(|p| p.path.as_str()));

@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use super::gate::{Gate, IN_FLIGHT_BYTES};
+use super::gate::walk_in_parallel;
 use super::pieces::PIECE_BYTES;
 use super::router::piece_end;
 use super::sections::SECTION_START;
@@ -91,63 +91,26 @@ pub fn stream(
         buffers: Arc::clone(&buffers),
         lines_read: 0,
     };
-    let progress = cfg.progress.clone();
-    let summary = if cfg.threads <= 1 {
-        bundle::walk_in_pieces(
-            path,
-            &cfg.limits,
-            PIECE_BYTES,
-            Some(&buffers),
-            &mut |entry| {
-                if let Some(p) = &progress {
-                    p(&entry.path, entry.bytes.len() as u64);
-                }
-                reader.route(entry, &deliver, &mut |unit| {
-                    let done = unit.run();
-                    if let Ok(mut d) = deliver.lock() {
-                        d.take(done);
-                    }
-                });
-            },
-        )?
-    } else {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(cfg.threads)
-            .build()
-            .map_err(|e| OpenError {
-                path: path.to_path_buf(),
-                reason: format!("cannot start {} parser threads: {e}", cfg.threads),
-            })?;
-        // The budget counts a unit until its events are handed over, so units parsed ahead of
-        // a slow one wait in memory only as long as the budget allows.
-        let in_flight = Gate::new(IN_FLIGHT_BYTES);
-        pool.in_place_scope(|scope| {
-            let deliver = &deliver;
-            let in_flight = &in_flight;
-            bundle::walk_in_pieces(
-                path,
-                &cfg.limits,
-                PIECE_BYTES,
-                Some(&buffers),
-                &mut |entry: Entry| {
-                    if let Some(p) = &progress {
-                        p(&entry.path, entry.bytes.len() as u64);
-                    }
-                    reader.route(entry, deliver, &mut |unit| {
-                        let size = unit.size();
-                        in_flight.acquire(size);
-                        scope.spawn(move |_| {
-                            let done = unit.run();
-                            if let Ok(mut d) = deliver.lock() {
-                                d.take(done);
-                            }
-                            in_flight.release(size);
-                        });
-                    });
-                },
-            )
-        })?
-    };
+    // A unit counts against the byte budget until its events are handed over, so units parsed
+    // ahead of a slow one wait in memory only as long as the budget allows.
+    let summary = walk_in_parallel(
+        path,
+        cfg,
+        PIECE_BYTES,
+        &buffers,
+        &mut |entry, sink| {
+            reader.route(entry, &deliver, &mut |unit| {
+                let size = unit.size();
+                sink(unit, size);
+            })
+        },
+        &|unit| {
+            let done = unit.run();
+            if let Ok(mut d) = deliver.lock() {
+                d.take(done);
+            }
+        },
+    )?;
     // A file whose last piece never came (the walk stopped inside it) ends with its carry.
     if let Some(open) = reader.open.take() {
         let unit = open.finish();
