@@ -141,9 +141,6 @@ pub fn write(w: &mut dyn Write, report: &Report) -> io::Result<()> {
         write!(w, " · {} … {}", esc(&win.first), esc(&win.last))?;
     }
     writeln!(w, "</p>")?;
-    if let Some(zones) = crate::report::assumed_zone_sentence(report) {
-        writeln!(w, "<p class=\"note\">{}</p>", esc(&zones))?;
-    }
     if let Some(headline) = crate::report::incomplete_headline(report) {
         writeln!(
             w,
@@ -162,6 +159,9 @@ pub fn write(w: &mut dyn Write, report: &Report) -> io::Result<()> {
             )?;
         }
         writeln!(w, "</ul></div>")?;
+    }
+    if let Some(zones) = crate::report::assumed_zone_sentence(report) {
+        writeln!(w, "<p class=\"note\">{}</p>", esc(&zones))?;
     }
     writeln!(w, "</header>")?;
 

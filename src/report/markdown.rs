@@ -29,9 +29,6 @@ pub fn write(w: &mut dyn Write, report: &Report) -> io::Result<()> {
         " ({} events, {} rules).\n",
         report.stats.events, report.stats.rules
     )?;
-    if let Some(zones) = crate::report::assumed_zone_sentence(report) {
-        writeln!(w, "{}\n", inline(&zones))?;
-    }
     if let Some(headline) = crate::report::incomplete_headline(report) {
         writeln!(w, "> [!WARNING]\n> **{headline}**\n>")?;
         let reasons = &report.bundle.incomplete;
@@ -46,6 +43,9 @@ pub fn write(w: &mut dyn Write, report: &Report) -> io::Result<()> {
             )?;
         }
         writeln!(w)?;
+    }
+    if let Some(zones) = crate::report::assumed_zone_sentence(report) {
+        writeln!(w, "{}\n", inline(&zones))?;
     }
 
     if report.causes.is_empty() {

@@ -549,3 +549,23 @@ fn the_time_legend_lists_only_the_marks_shown() {
     let text = render(|w| super::text::write(w, &report, plain(None)));
     assert!(!text.contains("Times:"), "{text}");
 }
+
+#[test]
+fn an_incomplete_bundle_comes_before_assumed_zones() {
+    let mut report = marked_fixture();
+    report.diagnostics.push(Diagnostic::for_file(
+        "operator-log.txt",
+        "reading stopped after 4532 bytes, the part read is kept: incomplete deflate stream",
+    ));
+    report.bundle.judge_completeness(&report.diagnostics);
+    let text = render(|w| super::text::write(w, &report, plain(None)));
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[2].starts_with("Incomplete bundle"), "{text}");
+    assert!(lines[5].starts_with("Zone assumed: 4 files"), "{text}");
+    let md = render(|w| super::markdown::write(w, &report));
+    assert!(md.find("> **Incomplete bundle") < md.find("Zone assumed"));
+    let html = render(|w| super::html::write(w, &report));
+    let zones = html.find("Zone assumed").unwrap_or(usize::MAX);
+    assert!(html.find("<div class=\"incomplete\"") < Some(zones));
+    assert!(Some(zones) < html.find("</header>"));
+}

@@ -24,9 +24,6 @@ pub fn write(w: &mut dyn Write, report: &Report, opts: TextOptions) -> io::Resul
             writeln!(w, "         {line}")?;
         }
     }
-    if let Some(zones) = crate::report::assumed_zone_sentence(report) {
-        para(w, opts, "         ", "         ", &zones)?;
-    }
     if let Some(headline) = crate::report::incomplete_headline(report) {
         writeln!(w)?;
         para(w, opts, "", "", &style.bold(&headline))?;
@@ -41,6 +38,11 @@ pub fn write(w: &mut dyn Write, report: &Report, opts: TextOptions) -> io::Resul
                 reasons.len() - crate::report::INCOMPLETE_SHOWN
             )?;
         }
+    }
+    // After what was not read: which times are less sure than they look.
+    if let Some(zones) = crate::report::assumed_zone_sentence(report) {
+        writeln!(w)?;
+        para(w, opts, "", "", &zones)?;
     }
     let (real, benign): (Vec<&Cause>, Vec<&Cause>) = report
         .causes
