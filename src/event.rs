@@ -35,8 +35,10 @@ pub enum RawTime {
 pub enum TsQuality {
     /// The line carried an explicit zone.
     Exact,
-    /// The zone was inferred from evidence in the bundle (or given with `--tz`).
+    /// The zone was inferred from evidence in the bundle.
     InferredZone,
+    /// The zone was given by the user with `--tz`.
+    GivenZone,
     /// No zone and no evidence: read as UTC.
     AssumedUtc,
     /// Derived from a relative age or a guessed year: good to a minute or so.
@@ -48,6 +50,7 @@ impl TsQuality {
         match self {
             TsQuality::Exact => "exact",
             TsQuality::InferredZone => "inferred_zone",
+            TsQuality::GivenZone => "given_zone",
             TsQuality::AssumedUtc => "assumed_utc",
             TsQuality::Approximate => "approximate",
         }

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::diag::Diagnostic;
-use crate::event::format_rfc3339;
+use crate::event::{format_rfc3339, TsQuality};
 use crate::inventory::Inventory;
 use crate::rules::engine::{EvidenceRef, Finding};
 use crate::rules::{Rule, Severity};
@@ -118,10 +118,25 @@ pub struct Evidence {
     pub file: String,
     pub line: u32,
     pub ts: Option<String>,
+    /// How `ts` was obtained, in the words of `timeline --format json` (`exact`,
+    /// `inferred_zone`, `given_zone`, `assumed_utc`, `approximate`; `none` without a time).
+    pub ts_quality: &'static str,
     pub source: &'static str,
     pub text: String,
     /// What this line means (the signal's description).
     pub meaning: String,
+}
+
+impl Evidence {
+    /// Whether the time was derived from a `kubectl` age (or a guessed year).
+    pub fn is_approximate(&self) -> bool {
+        self.ts.is_some() && self.ts_quality == TsQuality::Approximate.as_str()
+    }
+
+    /// Whether the time had no zone and was read as UTC for lack of evidence.
+    pub fn is_assumed_utc(&self) -> bool {
+        self.ts.is_some() && self.ts_quality == TsQuality::AssumedUtc.as_str()
+    }
 }
 
 impl Cause {
@@ -351,6 +366,7 @@ fn evidence(tl: &Timeline, rules: &[Rule], rule: usize, r: &EvidenceRef) -> Opti
         file: tl.file(ev.file).map_or(String::new(), |f| f.path.clone()),
         line: ev.line,
         ts: ev.ts.map(|t| format_rfc3339(t.micros)),
+        ts_quality: ev.ts.map_or("none", |t| t.quality.as_str()),
         source: ev.kind.as_str(),
         text: shown,
         meaning: sig.description.clone(),

@@ -92,6 +92,8 @@ pub struct Marker {
     pub source: &'static str,
     pub bucket: usize,
     pub ts: String,
+    /// How `ts` was obtained (`TsQuality::as_str`).
+    pub ts_quality: &'static str,
     pub file: String,
     pub line: u32,
 }
@@ -99,6 +101,8 @@ pub struct Marker {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Row {
     pub ts: Option<String>,
+    /// How `ts` was obtained (`TsQuality::as_str`; `none` without a time).
+    pub ts_quality: &'static str,
     pub source: &'static str,
     pub level: &'static str,
     pub file: String,
@@ -192,6 +196,7 @@ impl<'a> Picture<'a> {
     fn row(&self, ev: &Event) -> Row {
         Row {
             ts: ev.ts.map(|t| format_rfc3339(t.micros)),
+            ts_quality: ev.ts.map_or("none", |t| t.quality.as_str()),
             source: ev.kind.as_str(),
             level: ev.level.as_str(),
             file: self
@@ -341,6 +346,7 @@ impl<'a> Picture<'a> {
                     source: e.source,
                     bucket: bucket_of(ts.micros),
                     ts: format_rfc3339(ts.micros),
+                    ts_quality: ts.quality.as_str(),
                     file: e.file.clone(),
                     line: e.line,
                 });

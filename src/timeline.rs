@@ -5,7 +5,8 @@
 //!   from `--tz`, else from evidence (a `kubectl logs --timestamps` prefix or an access-log
 //!   stamp on the same line as a zone-less time) in the file itself, else in the files of the
 //!   same pod folder, else from the whole bundle when all its evidence agrees; otherwise UTC is
-//!   assumed and the report says so.
+//!   assumed and the report says so. Times read with a `--tz` zone are `given_zone`, with an
+//!   inferred one `inferred_zone`, with an assumed one `assumed_utc`.
 //! - klog stamps have no year: it comes from the file's neighbouring stamps or the bundle's
 //!   window.
 //! - `kubectl` ages are anchored to the capture time: a recorded `collected_at`, a
@@ -239,8 +240,8 @@ pub(crate) fn zones_for(
             .map(|f| ZoneDecision {
                 file: f.path.clone(),
                 offset_secs: offset,
-                quality: TsQuality::InferredZone,
-                basis: "--tz".to_string(),
+                quality: TsQuality::GivenZone,
+                basis: "given with --tz".to_string(),
             })
             .collect();
     }

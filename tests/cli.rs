@@ -345,6 +345,130 @@ fn zone_of_ray_logs_is_inferred() {
         v["ts"].as_str().unwrap().starts_with("2023-08-22T09:05:5"),
         "{v}"
     );
+    // A zone the user gave is said to be given, not inferred.
+    assert_eq!(v["ts_quality"], "given_zone");
+}
+
+/// Every evidence line of every cause and symptom of a JSON report.
+fn all_evidence(report: &serde_json::Value) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    for c in report["causes"].as_array().into_iter().flatten() {
+        out.extend(c["evidence"].as_array().into_iter().flatten().cloned());
+        for s in c["symptoms"].as_array().into_iter().flatten() {
+            out.extend(s["evidence"].as_array().into_iter().flatten().cloned());
+        }
+    }
+    out
+}
+
+fn analyze_text(dir: &std::path::Path, format: &str, more: &[&str]) -> String {
+    let mut args = vec!["analyze", dir.to_str().unwrap(), "--format", format];
+    args.extend_from_slice(more);
+    String::from_utf8(stdout_of(&args)).unwrap()
+}
+
+#[test]
+fn a_zone_given_with_tz_is_reported_as_given() {
+    let dir = common::root().join("corpus/handmade-agent-died");
+    let v: serde_json::Value =
+        serde_json::from_str(&analyze_text(&dir, "json", &["--tz", "-07:00"])).unwrap();
+    let agent: Vec<_> = all_evidence(&v)
+        .into_iter()
+        .filter(|e| e["file"].as_str().unwrap().ends_with("dashboard_agent.log"))
+        .collect();
+    assert!(!agent.is_empty(), "{v}");
+    for e in &agent {
+        assert_eq!(e["ts_quality"], "given_zone", "{e}");
+    }
+    assert!(all_evidence(&v)
+        .iter()
+        .all(|e| e["ts_quality"] != "inferred_zone"));
+    for z in v["inventory"]["zones"].as_array().unwrap() {
+        assert_eq!(z["quality"], "given_zone", "{z}");
+    }
+    let inventory = String::from_utf8(stdout_of(&[
+        "analyze",
+        dir.to_str().unwrap(),
+        "--inventory",
+        "--tz",
+        "-07:00",
+    ]))
+    .unwrap();
+    assert!(
+        inventory.contains("UTC-07:00  given_zone  7 files: given with --tz"),
+        "{inventory}"
+    );
+    // Without --tz the same files' zone is inferred, and every evidence line says how.
+    let v: serde_json::Value = serde_json::from_str(&analyze_text(&dir, "json", &[])).unwrap();
+    let qualities: std::collections::BTreeSet<String> = all_evidence(&v)
+        .iter()
+        .map(|e| e["ts_quality"].as_str().unwrap().to_string())
+        .collect();
+    assert!(qualities.contains("inferred_zone"), "{qualities:?}");
+    assert!(qualities.contains("exact"), "{qualities:?}");
+}
+
+#[test]
+fn times_from_kubectl_ages_are_marked_approximate() {
+    // Events and pod tables give ages (`7m38s`), anchored to the newest log time.
+    let dir = common::root().join("corpus/handmade-head-image-pull");
+    let v: serde_json::Value = serde_json::from_str(&analyze_text(&dir, "json", &[])).unwrap();
+    let pull = all_evidence(&v)
+        .into_iter()
+        .find(|e| e["file"] == "describe-head-pod.txt" && e["line"] == 88)
+        .expect("the ErrImagePull event is evidence");
+    assert_eq!(pull["ts_quality"], "approximate");
+    // The JSON keeps the computed time; the reports show it to the second, marked.
+    let ts = pull["ts"].as_str().unwrap();
+    let shown = format!("~{}Z", &ts[..ts.find('.').unwrap()]);
+    let legend = "~ marks a time computed from a kubectl age";
+    for format in ["text", "markdown", "html"] {
+        let out = analyze_text(&dir, format, &[]);
+        assert!(out.contains(&shown), "{format}: {shown} not in\n{out}");
+        assert!(!out.contains(ts), "{format}: {ts} shown unmarked");
+        assert!(out.contains(legend), "{format}: no legend");
+        assert!(
+            !out.contains("? marks"),
+            "{format}: legend for marks not shown"
+        );
+    }
+    // Evidence with exact times only: nothing marked, no legend (the header still names the
+    // files whose zone was assumed, which no evidence comes from).
+    let text = analyze_text(
+        &common::root().join("corpus/cluster-info-dump-constructor-error"),
+        "text",
+        &[],
+    );
+    assert!(!text.contains("Times:") && !text.contains("Z? "), "{text}");
+    assert!(text.contains("Zone assumed: "), "{text}");
+}
+
+#[test]
+fn zone_less_logs_without_zone_evidence_are_marked_assumed() {
+    let dir = common::root().join("corpus/session-logs-worker-node-marked-dead");
+    let v: serde_json::Value = serde_json::from_str(&analyze_text(&dir, "json", &[])).unwrap();
+    let first = all_evidence(&v)
+        .into_iter()
+        .find(|e| e["file"] == "head-logs/gcs_server.out")
+        .expect("the GCS log is evidence");
+    assert_eq!(first["ts_quality"], "assumed_utc");
+    let shown = format!("{}?", first["ts"].as_str().unwrap());
+    let header = "Zone assumed: 3 files write times without a zone and nothing in the bundle shows which, so they are read as UTC (set it with --tz): head-logs/gcs_server.out, head-logs/job-driver-raysubmit_Hc4nP8wQ2zL6vK1s.log, worker-logs/raylet.out.";
+    for format in ["text", "markdown", "html"] {
+        let out = analyze_text(&dir, format, &[]);
+        assert!(out.contains(&shown), "{format}: {shown} not in\n{out}");
+        assert!(out.contains(header), "{format}: no header in\n{out}");
+        assert!(
+            out.contains("? marks a time written without a zone and read as UTC"),
+            "{format}: no legend"
+        );
+    }
+    // A zone given with --tz is no assumption: no header, no mark.
+    let text = analyze_text(&dir, "text", &["--tz", "+00:00"]);
+    assert!(
+        !text.contains("Zone assumed") && !text.contains(&shown),
+        "{text}"
+    );
 }
 
 #[test]

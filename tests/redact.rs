@@ -151,6 +151,7 @@ fn planted() -> Planted {
             file: tl.file(e.file).unwrap().path.clone(),
             line: e.line,
             ts: e.ts.map(|t| t.rfc3339()),
+            ts_quality: e.ts.map_or("none", |t| t.quality.as_str()),
             source: e.kind.as_str(),
             text: e.message.clone(),
             meaning: "a planted line".to_string(),

@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 use std::io::{self, Write};
 
 use crate::rank::{Cause, Evidence, Report};
+use crate::report::mark_time;
 use crate::report_data::{Lane, TimelineData};
 use crate::rules::Severity;
 
@@ -159,6 +160,9 @@ pub fn write(w: &mut dyn Write, report: &Report) -> io::Result<()> {
         }
         writeln!(w, "</ul></div>")?;
     }
+    if let Some(zones) = crate::report::assumed_zone_sentence(report) {
+        writeln!(w, "<p class=\"note\">{}</p>", esc(&zones))?;
+    }
     writeln!(w, "</header>")?;
 
     write_summary(w, report)?;
@@ -174,6 +178,19 @@ pub fn write(w: &mut dyn Write, report: &Report) -> io::Result<()> {
         writeln!(w, "<section id=\"causes\">\n<h2>Causes</h2>")?;
         for c in &report.causes {
             write_cause(w, c, &rows)?;
+        }
+        // The picture's markers and the table's rows show times too.
+        let mut marks = crate::report::TimeMarks::of_report(report);
+        if let Some(t) = &report.timeline {
+            for q in t.markers.iter().map(|m| m.ts_quality) {
+                marks.see_quality(q);
+            }
+            for r in t.rows.iter().filter(|r| r.ts.is_some()) {
+                marks.see_quality(r.ts_quality);
+            }
+        }
+        if let Some(legend) = marks.legend() {
+            writeln!(w, "<p class=\"note\">{}</p>", esc(&legend))?;
         }
         writeln!(w, "</section>")?;
     }
@@ -284,7 +301,7 @@ fn write_picture(w: &mut dyn Write, report: &Report, t: &TimelineData) -> io::Re
             y0 + 2.0,
             y0 + LANE_H - 2.0,
             esc(&m.label),
-            esc(&m.ts),
+            esc(&mark_time(&m.ts, m.ts_quality)),
             esc(&m.file),
             m.line,
             esc(&m.meaning)
@@ -354,7 +371,7 @@ fn write_picture(w: &mut dyn Write, report: &Report, t: &TimelineData) -> io::Re
                 "<li><span class=\"tag\" style=\"background:{}\">{}</span><span class=\"mono\">{}</span> {} — {}{} <span class=\"note\">(#{} {})</span></li>",
                 cause_colour(m.cause_rank, m.benign),
                 esc(&m.label),
-                esc(m.ts.get(11..23).unwrap_or(&m.ts)),
+                esc(&mark_time(m.ts.get(11..23).unwrap_or(&m.ts), m.ts_quality)),
                 esc(m.source),
                 esc(&m.meaning),
                 if n > 1 { format!(" ×{n}") } else { String::new() },
@@ -520,7 +537,9 @@ fn write_evidence(
         writeln!(
             w,
             "<span class=\"ev-place\">{place}  {}</span>\n{}",
-            esc(e.ts.as_deref().unwrap_or("(no time)")),
+            esc(crate::report::shown_time(e)
+                .as_deref()
+                .unwrap_or("(no time)")),
             esc(&e.text)
         )?;
     }
@@ -586,7 +605,10 @@ fn write_events(w: &mut dyn Write, t: &TimelineData) -> io::Result<()> {
             row_id(&r.file, r.line),
             r.level,
             esc(r.source),
-            esc(r.ts.as_deref().map_or("-", |t| t.get(11..).unwrap_or(t))),
+            esc(&r.ts.as_deref().map_or("-".to_string(), |t| mark_time(
+                t.get(11..).unwrap_or(t),
+                r.ts_quality
+            ))),
             esc(r.source),
             r.level,
             r.level,

@@ -44,6 +44,9 @@ pub fn write(w: &mut dyn Write, report: &Report) -> io::Result<()> {
         }
         writeln!(w)?;
     }
+    if let Some(zones) = crate::report::assumed_zone_sentence(report) {
+        writeln!(w, "{}\n", inline(&zones))?;
+    }
 
     if report.causes.is_empty() {
         if report.bundle.complete {
@@ -75,6 +78,10 @@ pub fn write(w: &mut dyn Write, report: &Report) -> io::Result<()> {
 
     for c in &report.causes {
         write_cause(w, c)?;
+    }
+    if let Some(legend) = crate::report::TimeMarks::of_report(report).legend() {
+        // A lone `~` would be taken for strikethrough by some renderers.
+        writeln!(w, "{}\n", inline(&legend).replace('~', "\\~"))?;
     }
 
     write_inventory(w, report)?;
@@ -205,7 +212,9 @@ fn evidence_block(list: &[&Evidence]) -> String {
             "{}:{}  {}\n",
             e.file,
             e.line,
-            e.ts.as_deref().unwrap_or("(no time)")
+            crate::report::shown_time(e)
+                .as_deref()
+                .unwrap_or("(no time)")
         ));
         for line in e.text.lines() {
             out.push_str("    ");

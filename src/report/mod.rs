@@ -57,3 +57,120 @@ pub fn no_cause_sentence(report: &crate::rank::Report) -> String {
         )
     }
 }
+
+/// Which marked times a report shows, so that its legend explains only the marks it uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TimeMarks {
+    /// A time computed from a `kubectl` age (`~` before it).
+    pub approximate: bool,
+    /// A zone-less time read as UTC for lack of evidence (`?` after it).
+    pub assumed_utc: bool,
+}
+
+impl TimeMarks {
+    /// Notes the marks `e`'s time carries.
+    pub fn see(&mut self, e: &crate::rank::Evidence) {
+        self.approximate |= e.is_approximate();
+        self.assumed_utc |= e.is_assumed_utc();
+    }
+
+    /// Notes the mark a time of this quality (`TsQuality::as_str`) carries.
+    pub fn see_quality(&mut self, quality: &str) {
+        self.approximate |= quality == crate::event::TsQuality::Approximate.as_str();
+        self.assumed_utc |= quality == crate::event::TsQuality::AssumedUtc.as_str();
+    }
+
+    /// The marks of every evidence line of `evidence`.
+    pub fn of<'a>(evidence: impl IntoIterator<Item = &'a crate::rank::Evidence>) -> TimeMarks {
+        let mut marks = TimeMarks::default();
+        for e in evidence {
+            marks.see(e);
+        }
+        marks
+    }
+
+    /// The marks of every evidence line of a report, symptoms' included.
+    pub fn of_report(report: &crate::rank::Report) -> TimeMarks {
+        TimeMarks::of(report.causes.iter().flat_map(|c| {
+            c.evidence
+                .iter()
+                .chain(c.symptoms.iter().flat_map(|s| s.evidence.iter()))
+        }))
+    }
+
+    /// The legend line for the marks used, `None` when no time was marked.
+    pub fn legend(self) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.approximate {
+            parts.push(
+                "~ marks a time computed from a kubectl age (good to a minute or so, shown to the second)",
+            );
+        }
+        if self.assumed_utc {
+            parts.push(
+                "? marks a time written without a zone and read as UTC for lack of evidence (set the zone with --tz)",
+            );
+        }
+        if parts.is_empty() {
+            return None;
+        }
+        Some(format!("Times: {}.", parts.join("; ")))
+    }
+}
+
+/// An evidence line's time as the text, markdown and HTML reports show it: `~` before a time
+/// computed from a `kubectl` age, shown to the second (an age is no finer; the JSON keeps the
+/// computed value), and `?` after a zone-less time read as UTC for lack of evidence. `None`
+/// when the line has no time.
+pub fn shown_time(e: &crate::rank::Evidence) -> Option<String> {
+    Some(mark_time(e.ts.as_deref()?, e.ts_quality))
+}
+
+/// A time (RFC 3339, or the time of day cut from one) marked for its quality
+/// (`TsQuality::as_str`) as `shown_time` says.
+pub fn mark_time(ts: &str, quality: &str) -> String {
+    if quality == crate::event::TsQuality::Approximate.as_str() {
+        return match ts.find('.') {
+            Some(dot) if ts.ends_with('Z') => format!("~{}Z", &ts[..dot]),
+            Some(dot) => format!("~{}", &ts[..dot]),
+            None => format!("~{ts}"),
+        };
+    }
+    if quality == crate::event::TsQuality::AssumedUtc.as_str() {
+        return format!("{ts}?");
+    }
+    ts.to_string()
+}
+
+/// Files whose zone-less times were read as UTC for lack of zone evidence, shown by name.
+pub const ASSUMED_ZONE_FILES_SHOWN: usize = 3;
+
+/// The header sentence naming the files whose zone was assumed (UTC, no evidence), `None`
+/// when every zone was known, inferred or given.
+pub fn assumed_zone_sentence(report: &crate::rank::Report) -> Option<String> {
+    let files: Vec<&str> = report
+        .inventory
+        .zones
+        .iter()
+        .filter(|z| z.quality == crate::event::TsQuality::AssumedUtc.as_str())
+        .flat_map(|z| z.files.iter().map(String::as_str))
+        .collect();
+    if files.is_empty() {
+        return None;
+    }
+    let n = files.len();
+    let mut named = files
+        .iter()
+        .take(ASSUMED_ZONE_FILES_SHOWN)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if n > ASSUMED_ZONE_FILES_SHOWN {
+        named.push_str(&format!(" and {} more", n - ASSUMED_ZONE_FILES_SHOWN));
+    }
+    Some(format!(
+        "Zone assumed: {n} file{} write{} times without a zone and nothing in the bundle shows which, so they are read as UTC (set it with --tz): {named}.",
+        if n == 1 { "" } else { "s" },
+        if n == 1 { "s" } else { "" },
+    ))
+}

@@ -61,6 +61,7 @@ fn evidence(file: u32, line: u32, time: &str, text: &str, meaning: &str) -> Evid
         file: FILES.get(file as usize).map_or("", |f| f.0).to_string(),
         line,
         ts: at(time).map(|t| t.rfc3339()),
+        ts_quality: at(time).map_or("none", |t| t.quality.as_str()),
         source: FILES.get(file as usize).map_or("unknown", |f| f.1.as_str()),
         text: text.to_string(),
         meaning: meaning.to_string(),
@@ -438,4 +439,133 @@ pub(crate) fn assert_no_remote_resources(html: &str) {
         );
         rest = rest.get(i + 6..).unwrap_or("");
     }
+}
+
+/// The fixture with a time computed from a kubectl age (the benign cause's events line) and
+/// one read as UTC for lack of zone evidence (the agent's exit), four files' zones assumed.
+fn marked_fixture() -> Report {
+    let (mut tl, mut report) = fixture();
+    tl.zones = [
+        "head-logs/dashboard_agent.log",
+        "head-logs/raylet.out",
+        "worker-a/raylet.out",
+        "worker-b/raylet.out",
+    ]
+    .iter()
+    .map(|f| ZoneDecision {
+        file: f.to_string(),
+        offset_secs: 0,
+        quality: TsQuality::AssumedUtc,
+        basis: "no zone evidence: assumed UTC (use --tz to set it)".to_string(),
+    })
+    .collect();
+    report.inventory = Inventory::of(&tl);
+    for c in &mut report.causes {
+        for e in c
+            .evidence
+            .iter_mut()
+            .chain(c.symptoms.iter_mut().flat_map(|s| s.evidence.iter_mut()))
+        {
+            if e.file == "events.txt" {
+                e.ts_quality = TsQuality::Approximate.as_str();
+            } else if e.file == "head-logs/dashboard_agent.log" {
+                e.ts_quality = TsQuality::AssumedUtc.as_str();
+            }
+        }
+    }
+    report
+}
+
+#[test]
+fn marked_times_in_every_format() {
+    let report = marked_fixture();
+    let approx = "~2023-08-22T16:01:41Z";
+    let assumed = "2023-08-22T16:05:59.874Z?";
+    let legend_approx = "~ marks a time computed from a kubectl age";
+    let legend_assumed = "? marks a time written without a zone and read as UTC";
+    let zones = "Zone assumed: 4 files write times without a zone and nothing in the bundle shows which, so they are read as UTC (set it with --tz): head-logs/dashboard_agent.log, head-logs/raylet.out, worker-a/raylet.out and 1 more.";
+
+    let text = render(|w| super::text::write(w, &report, plain(None)));
+    let md = render(|w| super::markdown::write(w, &report));
+    let html = render(|w| super::html::write(w, &report));
+    for (name, out) in [("text", &text), ("markdown", &md), ("html", &html)] {
+        assert!(out.contains(approx), "{name}: {out}");
+        assert!(out.contains(assumed), "{name}: {out}");
+        assert!(
+            !out.contains("16:01:41.209"),
+            "{name}: approximate shown to the ms"
+        );
+        assert!(out.contains(legend_assumed), "{name}");
+        assert!(out.contains(zones), "{name}");
+    }
+    assert!(text.contains(legend_approx) && html.contains(legend_approx));
+    // Escaped in markdown, where a lone tilde may open a strikethrough.
+    assert!(md.contains(&format!("\\{legend_approx}")));
+    // The header names the files before any cause.
+    assert!(text.find(zones) < text.find("#1 "));
+    // The JSON keeps the computed time and says how it was obtained.
+    let json = serde_json::to_value(&report).unwrap_or_default();
+    let benign = &json["causes"][1]["evidence"][0];
+    assert_eq!(benign["ts"], "2023-08-22T16:01:41.209Z");
+    assert_eq!(benign["ts_quality"], "approximate");
+    assert_eq!(
+        json["causes"][0]["evidence"][1]["ts_quality"],
+        "assumed_utc"
+    );
+    assert_eq!(json["causes"][0]["evidence"][0]["ts_quality"], "exact");
+}
+
+#[test]
+fn the_time_legend_lists_only_the_marks_shown() {
+    // The plain fixture has exact and inferred times only: no legend, no zone sentence.
+    let (_, report) = fixture();
+    let text = render(|w| super::text::write(w, &report, plain(None)));
+    let md = render(|w| super::markdown::write(w, &report));
+    let html = render(|w| super::html::write(w, &report));
+    for out in [&text, &md, &html] {
+        assert!(!out.contains("Times:") && !out.contains("Zone assumed"));
+    }
+    // Only an approximate time: the legend explains `~` alone.
+    let mut report = marked_fixture();
+    for c in &mut report.causes {
+        for e in &mut c.evidence {
+            if e.ts_quality == "assumed_utc" {
+                e.ts_quality = "exact";
+            }
+        }
+    }
+    let text = render(|w| super::text::write(w, &report, plain(None)));
+    assert!(text.contains("Times: ~ marks"), "{text}");
+    assert!(!text.contains("? marks"));
+    // Text shows a benign cause's first two lines: a marked time past them is not shown,
+    // so it is not explained either.
+    let mut report = fixture().1;
+    if let Some(c) = report.causes.get_mut(1) {
+        let mut hidden = c.evidence[0].clone();
+        hidden.ts_quality = "approximate";
+        c.evidence
+            .extend([c.evidence[0].clone(), c.evidence[0].clone(), hidden]);
+    }
+    let text = render(|w| super::text::write(w, &report, plain(None)));
+    assert!(!text.contains("Times:"), "{text}");
+}
+
+#[test]
+fn an_incomplete_bundle_comes_before_assumed_zones() {
+    let mut report = marked_fixture();
+    report.diagnostics.push(Diagnostic::for_file(
+        "operator-log.txt",
+        "reading stopped after 4532 bytes, the part read is kept: incomplete deflate stream",
+    ));
+    report.bundle.judge_completeness(&report.diagnostics);
+    let text = render(|w| super::text::write(w, &report, plain(None)));
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[2].starts_with("Incomplete bundle"), "{text}");
+    assert!(lines[5].starts_with("Zone assumed: 4 files"), "{text}");
+    let md = render(|w| super::markdown::write(w, &report));
+    assert!(md.find("> **Incomplete bundle") < md.find("Zone assumed"));
+    let html = render(|w| super::html::write(w, &report));
+    let zones = html.find("Zone assumed").unwrap_or(usize::MAX);
+    assert!(html.find("<div class=\"incomplete\"") < Some(zones));
+    assert!(Some(zones) < html.find("</header>"));
 }

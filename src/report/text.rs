@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use crate::rank::{Cause, Evidence, Report};
 use crate::report::style::Style;
 use crate::report::wrap::wrap;
-use crate::report::TextOptions;
+use crate::report::{TextOptions, TimeMarks};
 use crate::rules::Severity;
 
 pub fn write(w: &mut dyn Write, report: &Report, opts: TextOptions) -> io::Result<()> {
@@ -39,6 +39,11 @@ pub fn write(w: &mut dyn Write, report: &Report, opts: TextOptions) -> io::Resul
             )?;
         }
     }
+    // After what was not read: which times are less sure than they look.
+    if let Some(zones) = crate::report::assumed_zone_sentence(report) {
+        writeln!(w)?;
+        para(w, opts, "", "", &zones)?;
+    }
     let (real, benign): (Vec<&Cause>, Vec<&Cause>) = report
         .causes
         .iter()
@@ -64,9 +69,10 @@ pub fn write(w: &mut dyn Write, report: &Report, opts: TextOptions) -> io::Resul
         writeln!(w)?;
         para(w, opts, "", "", &crate::report::no_cause_sentence(report))?;
     }
+    let mut marks = TimeMarks::default();
     for c in &real {
         writeln!(w)?;
-        write_cause(w, c, opts)?;
+        write_cause(w, c, opts, &mut marks)?;
     }
     if !benign.is_empty() {
         writeln!(w, "\n{}", style.bold("Benign findings (no action needed):"))?;
@@ -82,9 +88,13 @@ pub fn write(w: &mut dyn Write, report: &Report, opts: TextOptions) -> io::Resul
                 }
             }
             for e in c.evidence.iter().take(2) {
-                write_evidence(w, e, opts, "      ")?;
+                write_evidence(w, e, opts, "      ", &mut marks)?;
             }
         }
+    }
+    if let Some(legend) = marks.legend() {
+        writeln!(w)?;
+        para(w, opts, "", "", &legend)?;
     }
     if !report.diagnostics.is_empty() {
         writeln!(
@@ -183,7 +193,12 @@ fn para(
     Ok(())
 }
 
-fn write_cause(w: &mut dyn Write, c: &Cause, opts: TextOptions) -> io::Result<()> {
+fn write_cause(
+    w: &mut dyn Write,
+    c: &Cause,
+    opts: TextOptions,
+    marks: &mut TimeMarks,
+) -> io::Result<()> {
     let style = opts.style;
     let rank = format!("#{}", c.rank);
     let tag = format!("[{} {} confidence {:.2}]", c.id, c.code, c.confidence);
@@ -239,7 +254,7 @@ fn write_cause(w: &mut dyn Write, c: &Cause, opts: TextOptions) -> io::Result<()
                 }
                 last_meaning = &e.meaning;
             }
-            write_evidence(w, e, opts, "     ")?;
+            write_evidence(w, e, opts, "     ", marks)?;
         }
     }
     if !c.symptoms.is_empty() {
@@ -253,7 +268,7 @@ fn write_cause(w: &mut dyn Write, c: &Cause, opts: TextOptions) -> io::Result<()
                 &format!("{} [{}]: {}", s.title, s.id, s.summary),
             )?;
             for e in s.evidence.iter().take(2) {
-                write_evidence(w, e, opts, "         ")?;
+                write_evidence(w, e, opts, "         ", marks)?;
             }
         }
     }
@@ -281,9 +296,12 @@ fn write_evidence(
     e: &Evidence,
     opts: TextOptions,
     indent: &str,
+    marks: &mut TimeMarks,
 ) -> io::Result<()> {
     let style = opts.style;
-    let ts = e.ts.as_deref().unwrap_or("-");
+    marks.see(e);
+    let ts = crate::report::shown_time(e).unwrap_or_else(|| "-".to_string());
+    let ts = ts.as_str();
     let place = format!("{}:{}", e.file, e.line);
     let mut lines = e.text.lines();
     let first = lines.next().unwrap_or("");
