@@ -227,8 +227,19 @@ pub enum AnalyzeFormat {
 
 #[derive(Args, Debug)]
 pub struct BatchArgs {
-    /// Bundle files; directories (searched for .tar.gz/.tgz/.tar/.zip/.gz files; one holding
-    /// none is itself an extracted bundle); quoted patterns with `*` and `?`
+    /// Bundle files (one bundle each, whatever the name); directories; quoted patterns with `*`
+    /// and `?`.
+    ///
+    /// A directory is walked down. A folder that directly holds a file whose content raysift
+    /// recognises as a Ray, KubeRay or Kubernetes log or object is one unpacked bundle, with
+    /// everything under it (archives and compressed logs such as raylet.out.1.gz included).
+    /// Below the directory
+    /// given, a folder with no archive anywhere under it is one unpacked bundle too (such as a
+    /// Troubleshoot support-bundle-… folder). Any other folder is a shelf: each .tar.gz, .tgz,
+    /// .tar, .zip or .gz file in it is a bundle, each sub-folder is looked at in turn, and other
+    /// files (notes, a README) are ignored. A directory in which this finds nothing is itself
+    /// one bundle. Links to directories are not followed. Paths are cleaned before they are
+    /// compared (./a.tar.gz and a.tar.gz are one bundle), and each bundle is analysed once.
     #[arg(required = true, value_name = "DIR|GLOB|FILE")]
     pub inputs: Vec<PathBuf>,
     /// Bundles analysed at once, each with one parser thread (default: the number of CPUs)
