@@ -3,9 +3,10 @@
 //! Inputs are listed (files; directories walked for archive files and unpacked bundle
 //! folders, see [`list_inputs`]; `*`/`?` patterns the shell left alone), cleaned, sorted by
 //! path, each once, cut to one `--shard`, and stripped of the bundles a previous run finished
-//! (`--skip-done`). `--jobs` workers then analyse one bundle each at a time, with one parser
-//! thread per bundle, and the main thread writes the lines in input order as soon as they are
-//! due, flushing each one so that a killed run keeps what it finished.
+//! (`--skip-done`); `--dry-run` prints that list and stops. `--jobs` workers then analyse one
+//! bundle each at a time, with one parser thread per bundle, and the main thread writes the
+//! lines in input order as soon as they are due, flushing each one so that a killed run keeps
+//! what it finished.
 //!
 //! Invariants: a bundle never ends the run: an unopenable, unreadable or panicking analysis
 //! is an `error` line. The lines do not depend on `--jobs` or on the order the directories
@@ -45,6 +46,8 @@ pub struct Config {
     pub skip_done: Option<PathBuf>,
     pub shard: Option<Shard>,
     pub summary: bool,
+    /// List what would be analysed, and analyse nothing.
+    pub dry_run: bool,
     /// How each bundle is read (one parser thread, the sieve).
     pub load: LoadConfig,
     pub time: TimeConfig,
@@ -69,7 +72,7 @@ pub struct Input {
     pub kind: Kind,
 }
 
-/// What a bundle is on disk.
+/// What a bundle is on disk, as `--dry-run` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     /// A file named like an archive (`.tar.gz`, `.tgz`, `.tar`, `.zip`, a `.gz` holding a tar).
@@ -1042,6 +1045,18 @@ impl Progress {
     }
 }
 
+/// `--dry-run`: one line per bundle, in run order: its path, a tab, and what it is (`archive`,
+/// `folder`, `file`, `missing`), or `error: ` and why it cannot be tried.
+fn write_plan(w: &mut dyn Write, inputs: &[Input]) -> io::Result<()> {
+    for i in inputs {
+        match &i.problem {
+            Some(problem) => writeln!(w, "{}\terror: {problem}", i.shown)?,
+            None => writeln!(w, "{}\t{}", i.shown, i.kind.as_str())?,
+        }
+    }
+    Ok(())
+}
+
 /// Runs a batch.
 ///
 /// # Errors
@@ -1074,6 +1089,12 @@ pub fn run(cfg: &Config, engine: &Engine) -> Result<ExitCode, Failure> {
         if cfg.out.as_deref().is_some_and(|out| same_file(out, path)) {
             append_after = Some(done);
         }
+    }
+    if cfg.dry_run {
+        let mut w = io::stdout().lock();
+        write_plan(&mut w, &inputs)?;
+        w.flush()?;
+        return Ok(ExitCode::SUCCESS);
     }
     let mut out: Box<dyn Write> = match &cfg.out {
         Some(path) => Box::new(open_out(path, append_after.as_ref())?),

@@ -260,6 +260,10 @@ pub struct BatchArgs {
     /// stable hash of each bundle's path
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
+    /// Print what would be analysed, in run order (after --shard and --skip-done), one
+    /// "PATH<tab>archive|folder|file|missing" line each, and analyse nothing
+    #[arg(long)]
+    pub dry_run: bool,
     /// At the end, print how many bundles had each cause, the failed bundles and the totals
     /// (to standard error; to standard output with --out)
     #[arg(long)]
@@ -645,6 +649,7 @@ fn batch(args: BatchArgs) -> Result<ExitCode, Failure> {
         skip_done: args.skip_done,
         shard,
         summary: args.summary,
+        dry_run: args.dry_run,
         load,
         time: TimeConfig { tz_override: None },
         fail_on: Severity::from(args.fail_on),

@@ -1031,6 +1031,18 @@ fn batch_takes_each_unpacked_bundle_folder_of_a_corpus_as_one_bundle() {
         assert_eq!(v["status"], "ok", "{v}");
         assert_eq!(v["causes"][0]["id"], corpus_top_cause(name), "{name}: {v}");
     }
+    // The project's own corpus: every bundle folder, nothing else (not its README, not the
+    // expectation files).
+    let corpus = common::root().join("corpus");
+    let plan = batch_stdout(&[corpus.to_str().unwrap(), "--dry-run"]);
+    let mut folders: Vec<String> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| format!("{}\tfolder", e.path().display()))
+        .collect();
+    folders.sort();
+    assert_eq!(plan.lines().collect::<Vec<_>>(), folders);
     let _ = std::fs::remove_dir_all(&shelf);
 }
 
@@ -1080,6 +1092,56 @@ fn batch_analyses_each_path_once_however_it_is_spelt() {
     let paths = line_paths(&batch_stdout(&[a, &inner, "--top", "1"]));
     assert_eq!(paths.len(), 4, "{paths:?}");
     assert_eq!(paths[0], format!("{a}/2024/kuberay-log-missing-module.zip"));
+    let _ = std::fs::remove_dir_all(&archive);
+}
+
+#[test]
+fn batch_dry_run_lists_the_plan_and_analyses_nothing() {
+    let archive = batch_archive("batch-dry-run");
+    copy_tree(
+        &common::root().join("corpus/field-autoscaler-k8s-api-refused"),
+        &archive.join("unpacked"),
+    );
+    let a = archive.to_str().unwrap();
+    let results = archive.join("results.ndjson");
+    let plan = batch_stdout(&[
+        a,
+        &format!("{a}/nothing-*.zip"),
+        "--dry-run",
+        "--out",
+        results.to_str().unwrap(),
+    ]);
+    let want = [
+        "2024/kuberay-log-missing-module.zip\tarchive",
+        "handmade-agent-died.tar.gz\tarchive",
+        "nothing-*.zip\terror: no file matches",
+        "troubleshoot-image-pull.tar\tarchive",
+        "unpacked\tfolder",
+        "x.tar.gz\tarchive",
+    ]
+    .map(|l| format!("{a}/{l}"));
+    assert_eq!(plan.lines().collect::<Vec<_>>(), want);
+    assert!(!results.exists(), "--dry-run wrote --out");
+    // After --shard and --skip-done, in the order a run takes.
+    let mut union: Vec<String> = Vec::new();
+    for i in 0..2 {
+        let part = batch_stdout(&[a, "--dry-run", "--shard", &format!("{i}/2")]);
+        union.extend(part.lines().map(str::to_string));
+    }
+    union.sort();
+    let all = batch_stdout(&[a, "--dry-run"]);
+    assert_eq!(union, all.lines().collect::<Vec<_>>());
+    let elsewhere = scratch("batch-dry-run-done");
+    let done = elsewhere.join("done.ndjson");
+    std::fs::write(
+        &done,
+        format!("{{\"path\":\"{a}/unpacked\",\"status\":\"ok\"}}\n"),
+    )
+    .unwrap();
+    let left = batch_stdout(&[a, "--dry-run", "--skip-done", done.to_str().unwrap()]);
+    assert_eq!(left.lines().count(), 4, "{left}");
+    assert!(!left.contains("unpacked"), "{left}");
+    let _ = std::fs::remove_dir_all(&elsewhere);
     let _ = std::fs::remove_dir_all(&archive);
 }
 
