@@ -410,7 +410,12 @@ fn entries(dir: &Path, out: &mut Vec<Input>) -> Option<Vec<(String, Entry)>> {
                 continue;
             }
         };
-        let path = entry.path();
+        // Under `.`, `x` rather than `./x`: the path is shown, and compared with others.
+        let path = if dir == Path::new(".") {
+            PathBuf::from(entry.file_name())
+        } else {
+            entry.path()
+        };
         let name = entry.file_name().to_string_lossy().into_owned();
         let Ok(kind) = entry.file_type() else {
             continue;

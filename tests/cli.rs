@@ -1086,6 +1086,22 @@ fn batch_analyses_each_path_once_however_it_is_spelt() {
     assert_eq!(out.status.code(), Some(0));
     let paths = line_paths(&String::from_utf8(out.stdout).unwrap());
     assert_eq!(paths, ["handmade-agent-died.tar.gz"]);
+    // `.` lists what it holds as `x`, not `./x`, so the bundle given again is the same one.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_raysift"))
+        .current_dir(&archive)
+        .args(["batch", ".", "./x.tar.gz", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        concat!(
+            "2024/kuberay-log-missing-module.zip\tarchive\n",
+            "handmade-agent-died.tar.gz\tarchive\n",
+            "troubleshoot-image-pull.tar\tarchive\n",
+            "x.tar.gz\tarchive\n"
+        )
+    );
     // A directory and a bundle it holds, both given: once.
     let a = archive.to_str().unwrap();
     let inner = format!("{a}/./2024/kuberay-log-missing-module.zip");
