@@ -1,11 +1,12 @@
 //! `raysift batch`: many bundles, one JSON line each.
 //!
-//! Inputs are listed (files; directories searched for archive files; `*`/`?` patterns the
-//! shell left alone), sorted by path, cut to one `--shard`, and stripped of the bundles a
-//! previous run finished (`--skip-done`). `--jobs` workers then analyse one bundle each at a
-//! time, with one parser thread per bundle, and the main thread writes the lines in input
-//! order as soon as they are due, flushing each one so that a killed run keeps what it
-//! finished.
+//! Inputs are listed (files; directories walked for archive files and unpacked bundle
+//! folders, see [`list_inputs`]; `*`/`?` patterns the shell left alone), cleaned, sorted by
+//! path, each once, cut to one `--shard`, and stripped of the bundles a previous run finished
+//! (`--skip-done`); `--dry-run` prints that list and stops. `--jobs` workers then analyse one
+//! bundle each at a time, with one parser thread per bundle, and the main thread writes the
+//! lines in input order as soon as they are due, flushing each one so that a killed run keeps
+//! what it finished.
 //!
 //! Invariants: a bundle never ends the run: an unopenable, unreadable or panicking analysis
 //! is an `error` line. The lines do not depend on `--jobs` or on the order the directories
@@ -16,7 +17,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, IsTerminal, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -45,6 +46,8 @@ pub struct Config {
     pub skip_done: Option<PathBuf>,
     pub shard: Option<Shard>,
     pub summary: bool,
+    /// List what would be analysed, and analyse nothing.
+    pub dry_run: bool,
     /// How each bundle is read (one parser thread, the sieve).
     pub load: LoadConfig,
     pub time: TimeConfig,
@@ -66,6 +69,40 @@ pub struct Input {
     /// Why it cannot even be tried (a pattern that matches nothing, a directory that cannot
     /// be listed).
     pub problem: Option<String>,
+    pub kind: Kind,
+}
+
+/// What a bundle is on disk, as `--dry-run` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A file named like an archive (`.tar.gz`, `.tgz`, `.tar`, `.zip`, a `.gz` holding a tar).
+    Archive,
+    /// An unpacked bundle.
+    Folder,
+    /// Any other file (a single log, compressed or not).
+    File,
+    /// Nothing there (or a pattern that matched nothing, a directory that cannot be listed).
+    Missing,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Archive => "archive",
+            Kind::Folder => "folder",
+            Kind::File => "file",
+            Kind::Missing => "missing",
+        }
+    }
+
+    fn of(path: &Path) -> Kind {
+        match std::fs::metadata(path) {
+            Err(_) => Kind::Missing,
+            Ok(m) if m.is_dir() => Kind::Folder,
+            Ok(_) if is_archive_file(path) => Kind::Archive,
+            Ok(_) => Kind::File,
+        }
+    }
 }
 
 impl Input {
@@ -76,6 +113,18 @@ impl Input {
             key: shown.clone(),
             shown,
             problem: None,
+            kind: Kind::of(path),
+        }
+    }
+
+    /// A bundle found under a directory argument, `key` its path relative to the argument.
+    fn found(path: PathBuf, key: String, kind: Kind) -> Input {
+        Input {
+            shown: path.display().to_string(),
+            path,
+            key,
+            problem: None,
+            kind,
         }
     }
 
@@ -85,6 +134,7 @@ impl Input {
             key: shown.clone(),
             shown,
             problem: Some(problem),
+            kind: Kind::Missing,
         }
     }
 }
@@ -206,11 +256,30 @@ pub fn expand_glob(pattern: &str) -> Vec<PathBuf> {
 
 /// Lists the bundles the arguments name, sorted by path, each once.
 ///
-/// A directory is searched, recursively, for files named like archives
-/// ([`BUNDLE_SUFFIXES`]); links to directories are not followed. A directory holding no such
-/// file is itself one bundle (an extracted one). An argument that does not exist and holds
-/// `*` or `?` is expanded here, each match taken as if given; anything else is a bundle,
-/// whose analysis reports what is wrong with it.
+/// A file argument is one bundle whatever its name. A directory argument is walked down, and
+/// each folder met is one of three things:
+///
+/// 1. **An unpacked bundle** when it directly holds a *log file*: a regular file (or a link to
+///    one), not named like an archive, whose content raysift recognises as a Ray, KubeRay or
+///    Kubernetes source (the classification `analyze` makes of its first 16 KiB). Everything
+///    under it belongs to it, archives and compressed logs included.
+/// 2. Below the argument only: **an unpacked bundle** when no [archive](is_archive_file) lies
+///    anywhere under it and it holds at least one file (a Troubleshoot `support-bundle-…`
+///    folder keeps its files in sub-folders).
+/// 3. Otherwise **a shelf**: each archive file directly in it is a bundle, each sub-folder is
+///    looked at by these rules, and other files (notes, a README, results) are ignored. A
+///    compressed single log (`raylet.out.1.gz`) directly on a shelf is a bundle of its own.
+///
+/// A directory argument that yields no bundle this way (it holds files raysift does not
+/// recognise, and no sub-folder or archive) is itself one bundle, as is any directory given
+/// that directly holds a log file. Links to directories are not followed. An argument that
+/// does not exist and holds `*` or `?` is expanded here, each match taken as if given; anything
+/// else is a bundle, whose analysis reports what is wrong with it.
+///
+/// Paths are cleaned before they are compared (`./a.tar.gz`, `a.tar.gz` and `d/../a.tar.gz`
+/// are one, as is a bundle listed under a directory argument and given again): among several
+/// spellings of one file or folder, the first by path (then by shard key) is kept. A path
+/// that lies inside a folder listed as a bundle is part of it, and dropped.
 pub fn list_inputs(args: &[PathBuf]) -> Vec<Input> {
     let mut out = Vec::new();
     for arg in args {
@@ -229,36 +298,108 @@ pub fn list_inputs(args: &[PathBuf]) -> Vec<Input> {
         }
     }
     out.sort_by(|a, b| a.shown.cmp(&b.shown).then(a.key.cmp(&b.key)));
-    out.dedup_by(|a, b| a.shown == b.shown);
-    out
+    let mut seen = BTreeSet::new();
+    let mut folders = BTreeSet::new();
+    let mut kept = Vec::new();
+    for input in out {
+        let identity = std::fs::canonicalize(&input.path).unwrap_or_else(|_| input.path.clone());
+        if !seen.insert((input.problem.is_some(), identity.clone())) {
+            continue;
+        }
+        if input.kind == Kind::Folder && input.problem.is_none() {
+            folders.insert(identity.clone());
+        }
+        kept.push((identity, input));
+    }
+    kept.into_iter()
+        .filter(|(identity, _)| !identity.ancestors().skip(1).any(|a| folders.contains(a)))
+        .map(|(_, input)| input)
+        .collect()
+}
+
+/// The path without `.` components, and with `a/..` removed where that names the same file
+/// (it does not when `a` is a link): what is shown, compared and hashed.
+pub fn clean_path(path: &Path) -> PathBuf {
+    let mut plain = PathBuf::new();
+    let mut lexical = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                plain.push("..");
+                match lexical.components().next_back() {
+                    Some(Component::Normal(_)) => {
+                        lexical.pop();
+                    }
+                    Some(Component::RootDir | Component::Prefix(_)) => {}
+                    _ => lexical.push(".."),
+                }
+            }
+            other => {
+                plain.push(other.as_os_str());
+                lexical.push(other.as_os_str());
+            }
+        }
+    }
+    let dot = |p: PathBuf| {
+        if p.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            p
+        }
+    };
+    let (plain, lexical) = (dot(plain), dot(lexical));
+    if plain == lexical {
+        return plain;
+    }
+    match (
+        std::fs::canonicalize(&plain),
+        std::fs::canonicalize(&lexical),
+    ) {
+        (Ok(a), Ok(b)) if a == b => lexical,
+        (Err(_), Err(_)) => lexical,
+        _ => plain,
+    }
 }
 
 fn add_argument(arg: &Path, out: &mut Vec<Input>) {
+    let arg = clean_path(arg);
     if !arg.is_dir() {
-        out.push(Input::given(arg));
+        out.push(Input::given(&arg));
         return;
     }
     let before = out.len();
-    let listed = search_dir(arg, "", out);
+    let listed = walk(&arg, "", out);
     if listed && out.len() == before {
-        out.push(Input::given(arg));
+        out.push(Input::given(&arg));
     }
 }
 
-/// Adds the archive files under `dir` (`rel` is `dir` relative to the argument). `false`
-/// when `dir` itself cannot be listed.
-fn search_dir(dir: &Path, rel: &str, out: &mut Vec<Input>) -> bool {
-    let entries = match std::fs::read_dir(dir) {
+/// What a directory entry is, to the walk.
+enum Entry {
+    /// A tar, zip or gzipped tar (or a file named like one that is none: its line says so).
+    Archive(PathBuf),
+    /// A `.gz` that holds one compressed file rather than a tar.
+    CompressedLog(PathBuf),
+    /// Any other regular file.
+    Plain(PathBuf),
+    Folder(PathBuf),
+}
+
+/// A directory's entries, in name order; `None` when it cannot be listed (reported in `out`).
+fn entries(dir: &Path, out: &mut Vec<Input>) -> Option<Vec<(String, Entry)>> {
+    let listing = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) => {
             out.push(Input::broken(
                 dir.display().to_string(),
                 format!("cannot list directory: {e}"),
             ));
-            return false;
+            return None;
         }
     };
-    for entry in entries {
+    let mut got = Vec::new();
+    for entry in listing {
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
@@ -269,25 +410,165 @@ fn search_dir(dir: &Path, rel: &str, out: &mut Vec<Input>) -> bool {
                 continue;
             }
         };
-        let path = entry.path();
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let key = if rel.is_empty() {
-            name.clone()
+        // Under `.`, `x` rather than `./x`: the path is shown, and compared with others.
+        let path = if dir == Path::new(".") {
+            PathBuf::from(entry.file_name())
         } else {
-            format!("{rel}/{name}")
+            entry.path()
         };
+        let name = entry.file_name().to_string_lossy().into_owned();
         let Ok(kind) = entry.file_type() else {
             continue;
         };
-        if kind.is_dir() {
-            search_dir(&path, &key, out);
-        } else if is_bundle_name(&name) && (kind.is_file() || kind.is_symlink() && path.is_file()) {
-            out.push(Input {
-                shown: path.display().to_string(),
-                path,
-                key,
-                problem: None,
-            });
+        let entry = if kind.is_dir() {
+            Entry::Folder(path)
+        } else if kind.is_file() || kind.is_symlink() && path.is_file() {
+            if !is_bundle_name(&name) {
+                Entry::Plain(path)
+            } else if is_compressed_log(&path) {
+                Entry::CompressedLog(path)
+            } else {
+                Entry::Archive(path)
+            }
+        } else {
+            continue;
+        };
+        got.push((name, entry));
+    }
+    got.sort_by(|a, b| a.0.cmp(&b.0));
+    Some(got)
+}
+
+/// Whether a file is an archive to the walk: named like one ([`BUNDLE_SUFFIXES`]) and not a
+/// `.gz` whose content is one compressed file rather than a tar (`raylet.out.1.gz`).
+pub fn is_archive_file(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    is_bundle_name(&name) && !is_compressed_log(path)
+}
+
+/// A `*.gz` (not `*.tar.gz`) that is gzip and whose first 512 inflated bytes are not a tar
+/// header (`ustar` at 257). A file that is not gzip at all is not one: it stays an archive,
+/// whose line says it is none.
+fn is_compressed_log(path: &Path) -> bool {
+    use std::io::Read;
+    let lower = path.to_string_lossy().to_ascii_lowercase();
+    if !lower.ends_with(".gz") || lower.ends_with(".tar.gz") {
+        return false;
+    }
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut magic = [0u8; 2];
+    let mut head = io::BufReader::new(file);
+    if head.read_exact(&mut magic).is_err() || magic != [0x1f, 0x8b] {
+        return false;
+    }
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut inflated = Vec::with_capacity(512);
+    let mut decoder = flate2::read::GzDecoder::new(file).take(512);
+    // A damaged stream keeps what inflated before the damage.
+    let _ = decoder.read_to_end(&mut inflated);
+    inflated.get(257..262) != Some(b"ustar")
+}
+
+/// Whether a plain file's first 16 KiB are recognisably a Ray, KubeRay or Kubernetes source.
+fn is_log_file(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut head = Vec::with_capacity(crate::classify::SNIFF_BYTES);
+    if file
+        .take(crate::classify::SNIFF_BYTES as u64)
+        .read_to_end(&mut head)
+        .is_err()
+    {
+        return false;
+    }
+    // By content alone: names decide too much on their own (`…-operator-….toml` is named like
+    // an operator log), and a folder with logs nearly always has one that its content gives away.
+    crate::classify::classify("unnamed", &head) != crate::event::SourceKind::Unknown
+}
+
+/// Whether an archive lies anywhere under `dir`, and whether any file does. Unlistable
+/// folders count as holding nothing (the walk reports them when it gets there).
+fn scan(dir: &Path) -> (bool, bool) {
+    let mut files = false;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(listing) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in listing.flatten() {
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_file() || kind.is_symlink() && path.is_file() {
+                if is_archive_file(&path) {
+                    return (true, true);
+                }
+                files = true;
+            }
+        }
+    }
+    (false, files)
+}
+
+/// Walks `dir` (`rel` is `dir` relative to the argument; empty for the argument itself),
+/// adding the bundles it finds by the rules of [`list_inputs`]. `false` when `dir` itself
+/// cannot be listed.
+fn walk(dir: &Path, rel: &str, out: &mut Vec<Input>) -> bool {
+    let Some(listing) = entries(dir, out) else {
+        return false;
+    };
+    let folder = |out: &mut Vec<Input>| {
+        if rel.is_empty() {
+            out.push(Input::given(dir));
+        } else {
+            out.push(Input::found(
+                dir.to_path_buf(),
+                rel.to_string(),
+                Kind::Folder,
+            ));
+        }
+    };
+    let holds_log = listing
+        .iter()
+        .any(|(_, e)| matches!(e, Entry::Plain(p) if is_log_file(p)));
+    if holds_log {
+        folder(out);
+        return true;
+    }
+    if !rel.is_empty() {
+        let (archives, files) = scan(dir);
+        if !archives {
+            if files {
+                folder(out);
+            }
+            return true;
+        }
+    }
+    for (name, entry) in listing {
+        let key = if rel.is_empty() {
+            name
+        } else {
+            format!("{rel}/{name}")
+        };
+        match entry {
+            Entry::Archive(path) => out.push(Input::found(path, key, Kind::Archive)),
+            Entry::CompressedLog(path) => out.push(Input::found(path, key, Kind::File)),
+            Entry::Folder(path) => {
+                walk(&path, &key, out);
+            }
+            Entry::Plain(_) => {}
         }
     }
     true
@@ -769,6 +1050,18 @@ impl Progress {
     }
 }
 
+/// `--dry-run`: one line per bundle, in run order: its path, a tab, and what it is (`archive`,
+/// `folder`, `file`, `missing`), or `error: ` and why it cannot be tried.
+fn write_plan(w: &mut dyn Write, inputs: &[Input]) -> io::Result<()> {
+    for i in inputs {
+        match &i.problem {
+            Some(problem) => writeln!(w, "{}\terror: {problem}", i.shown)?,
+            None => writeln!(w, "{}\t{}", i.shown, i.kind.as_str())?,
+        }
+    }
+    Ok(())
+}
+
 /// Runs a batch.
 ///
 /// # Errors
@@ -801,6 +1094,12 @@ pub fn run(cfg: &Config, engine: &Engine) -> Result<ExitCode, Failure> {
         if cfg.out.as_deref().is_some_and(|out| same_file(out, path)) {
             append_after = Some(done);
         }
+    }
+    if cfg.dry_run {
+        let mut w = io::stdout().lock();
+        write_plan(&mut w, &inputs)?;
+        w.flush()?;
+        return Ok(ExitCode::SUCCESS);
     }
     let mut out: Box<dyn Write> = match &cfg.out {
         Some(path) => Box::new(open_out(path, append_after.as_ref())?),
@@ -937,12 +1236,13 @@ mod tests {
                 "2024/c.tgz",
                 "2024/deep/d.gz",
                 "a.zip",
-                "b.tar.gz"
+                "b.tar.gz",
+                "extracted"
             ]
         );
         assert_eq!(got[1].shown, format!("{r}/2024/c.tgz"));
-        // A directory without archives is one extracted bundle; a pattern is expanded like a
-        // shell would; one that matches nothing is an input that cannot be tried.
+        // A directory holding an unpacked bundle in a sub-folder lists it; a pattern is
+        // expanded like a shell would; one that matches nothing is an input that cannot be tried.
         let got = list_inputs(&[
             root.join("extracted"),
             PathBuf::from(format!("{r}/*.tar.gz")),
@@ -965,10 +1265,135 @@ mod tests {
             [
                 s("R/2024/c.tgz", "R/2024/c.tgz", false),
                 s("R/b.tar.gz", "R/b.tar.gz", false),
-                s("R/extracted", "R/extracted", false),
+                s("R/extracted/logs", "logs", false),
                 s("R/nothing-*.zip", "R/nothing-*.zip", true),
             ]
         );
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    const RAY_LINE: &str = "[2024-05-01 10:00:00,123 I 1 2] (raylet) main.cc:1: Raylet started.\n";
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(bytes).unwrap();
+        gz.finish().unwrap()
+    }
+
+    fn put(root: &Path, rel: &str, bytes: &[u8]) {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    }
+
+    #[test]
+    fn walking_tells_unpacked_bundles_from_shelves() {
+        let root = scratch("walk");
+        let log = RAY_LINE.as_bytes();
+        // Side files on the shelf, including a previous run's results.
+        put(&root, "README.md", b"# Incidents\n\nOne folder each.\n");
+        put(&root, "expected.toml", b"expected = [\"a_cause\"]\n");
+        put(&root, "notes.txt", b"ask about the upgrade\n");
+        put(
+            &root,
+            "results.ndjson",
+            b"{\"path\":\"x.tar.gz\",\"status\":\"ok\",\"exit\":0,\"causes\":[]}\n",
+        );
+        // Files at the top, an archive and a rotated log among them: one bundle.
+        put(&root, "flat/raylet.out", log);
+        put(&root, "flat/raylet.out.1.gz", &gzip(log));
+        put(&root, "flat/more.tar.gz", b"x");
+        // Files only in sub-folders, a rotated log there too.
+        put(&root, "nested/head-logs/gcs_server.out", log);
+        put(&root, "nested/head-logs/gcs_server.out.1.gz", &gzip(log));
+        put(&root, "nested/worker-logs/raylet.out", log);
+        // A wrapper around one bundle.
+        put(
+            &root,
+            "wrapped/support-bundle/cluster-info/version.json",
+            b"{}",
+        );
+        put(
+            &root,
+            "wrapped/support-bundle/all-logs/op/operator.log",
+            log,
+        );
+        // A shelf below the shelf, with an archive, a gzipped tar, a lone compressed log.
+        put(&root, "2024/a.tar.gz", b"x");
+        let mut tar = vec![0u8; 512];
+        tar[257..262].copy_from_slice(b"ustar");
+        put(&root, "2024/b.gz", &gzip(&tar));
+        put(&root, "2024/single.log.gz", &gzip(log));
+        put(&root, "2024/c/raylet.out", log);
+        std::fs::create_dir_all(root.join("empty")).unwrap();
+        let got: Vec<(String, &str)> = list_inputs(std::slice::from_ref(&root))
+            .iter()
+            .map(|i| (i.key.clone(), i.kind.as_str()))
+            .collect();
+        let want = [
+            ("2024/a.tar.gz", "archive"),
+            ("2024/b.gz", "archive"),
+            ("2024/c", "folder"),
+            ("2024/single.log.gz", "file"),
+            ("flat", "folder"),
+            ("nested", "folder"),
+            ("wrapped", "folder"),
+        ]
+        .map(|(k, v)| (k.to_string(), v));
+        assert_eq!(got, want);
+        // Parts of a listed bundle, given too, are not analysed again.
+        let again = list_inputs(&[
+            root.join("nested/head-logs"),
+            root.join("flat/raylet.out"),
+            root.clone(),
+            root.join("2024/c/raylet.out"),
+        ]);
+        let keys: Vec<&str> = again.iter().map(|i| i.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            want.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>()
+        );
+        // Given itself, a bundle with a log file at the top is one bundle; one with its files
+        // only in sub-folders is a shelf of them.
+        let given = |b: &str| -> Vec<(PathBuf, Kind)> {
+            list_inputs(&[root.join(b)])
+                .into_iter()
+                .map(|i| (i.path, i.kind))
+                .collect()
+        };
+        assert_eq!(given("flat"), [(root.join("flat"), Kind::Folder)]);
+        assert_eq!(
+            given("wrapped"),
+            [(root.join("wrapped/support-bundle"), Kind::Folder)]
+        );
+        assert_eq!(
+            given("nested"),
+            [
+                (root.join("nested/head-logs"), Kind::Folder),
+                (root.join("nested/worker-logs"), Kind::Folder)
+            ]
+        );
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn paths_are_cleaned_before_they_are_compared() {
+        let root = scratch("clean");
+        put(&root, "a.tar.gz", b"x");
+        std::fs::create_dir_all(root.join("d")).unwrap();
+        let r = root.display().to_string();
+        assert_eq!(clean_path(Path::new("./a/./b//c")), PathBuf::from("a/b/c"));
+        assert_eq!(clean_path(Path::new(".")), PathBuf::from("."));
+        assert_eq!(clean_path(Path::new("/..")), PathBuf::from("/"));
+        assert_eq!(clean_path(Path::new("../x")), PathBuf::from("../x"));
+        let got = list_inputs(&[
+            PathBuf::from(format!("{r}/./a.tar.gz")),
+            PathBuf::from(format!("{r}/d/../a.tar.gz")),
+            root.clone(),
+            PathBuf::from(format!("{r}//a.tar.gz")),
+        ]);
+        let shown: Vec<&str> = got.iter().map(|i| i.shown.as_str()).collect();
+        assert_eq!(shown, [format!("{r}/a.tar.gz")]);
         let _ = std::fs::remove_dir_all(&root);
     }
 

@@ -227,8 +227,19 @@ pub enum AnalyzeFormat {
 
 #[derive(Args, Debug)]
 pub struct BatchArgs {
-    /// Bundle files; directories (searched for .tar.gz/.tgz/.tar/.zip/.gz files; one holding
-    /// none is itself an extracted bundle); quoted patterns with `*` and `?`
+    /// Bundle files (one bundle each, whatever the name); directories; quoted patterns with `*`
+    /// and `?`.
+    ///
+    /// A directory is walked down. A folder that directly holds a file whose content raysift
+    /// recognises as a Ray, KubeRay or Kubernetes log or object is one unpacked bundle, with
+    /// everything under it (archives and compressed logs such as raylet.out.1.gz included).
+    /// Below the directory
+    /// given, a folder with no archive anywhere under it is one unpacked bundle too (such as a
+    /// Troubleshoot support-bundle-… folder). Any other folder is a shelf: each .tar.gz, .tgz,
+    /// .tar, .zip or .gz file in it is a bundle, each sub-folder is looked at in turn, and other
+    /// files (notes, a README) are ignored. A directory in which this finds nothing is itself
+    /// one bundle. Links to directories are not followed. Paths are cleaned before they are
+    /// compared (./a.tar.gz and a.tar.gz are one bundle), and each bundle is analysed once.
     #[arg(required = true, value_name = "DIR|GLOB|FILE")]
     pub inputs: Vec<PathBuf>,
     /// Bundles analysed at once, each with one parser thread (default: the number of CPUs)
@@ -249,6 +260,10 @@ pub struct BatchArgs {
     /// stable hash of each bundle's path
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
+    /// Print what would be analysed, in run order (after --shard and --skip-done), one
+    /// "PATH<tab>archive|folder|file|missing" line each, and analyse nothing
+    #[arg(long)]
+    pub dry_run: bool,
     /// At the end, print how many bundles had each cause, the failed bundles and the totals
     /// (to standard error; to standard output with --out)
     #[arg(long)]
@@ -634,6 +649,7 @@ fn batch(args: BatchArgs) -> Result<ExitCode, Failure> {
         skip_done: args.skip_done,
         shard,
         summary: args.summary,
+        dry_run: args.dry_run,
         load,
         time: TimeConfig { tz_override: None },
         fail_on: Severity::from(args.fail_on),

@@ -1090,6 +1090,176 @@ fn batch_expands_quoted_patterns_and_reports_missing_inputs() {
     let _ = std::fs::remove_dir_all(&archive);
 }
 
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(bytes).unwrap();
+    gz.finish().unwrap()
+}
+
+/// The first expected cause of a corpus bundle.
+fn corpus_top_cause(name: &str) -> String {
+    let text = std::fs::read_to_string(common::root().join(format!("corpus/{name}.toml"))).unwrap();
+    let expect: toml::Value = toml::from_str(&text).unwrap();
+    expect["expected"][0].as_str().unwrap().to_string()
+}
+
+#[test]
+fn batch_takes_each_unpacked_bundle_folder_of_a_corpus_as_one_bundle() {
+    // A shelf as people keep them: unpacked bundles of three layouts (files at the top; only
+    // sub-folders; a Troubleshoot folder wrapped in another), a README and notes beside them.
+    let shelf = scratch("batch-corpus-shelf");
+    let names = [
+        "handmade-agent-died",
+        "session-logs-worker-node-marked-dead",
+        "troubleshoot-image-pull",
+    ];
+    for name in names {
+        copy_tree(&common::root().join("corpus").join(name), &shelf.join(name));
+    }
+    std::fs::write(shelf.join("README.md"), "# Incidents\n\nOne folder each.\n").unwrap();
+    std::fs::write(shelf.join("notes.txt"), "ask about the upgrade\n").unwrap();
+    let s = shelf.to_str().unwrap();
+    let lines = batch_lines(&batch_stdout(&[s, "--jobs", "2"]));
+    let paths: Vec<&str> = lines.iter().map(|v| v["path"].as_str().unwrap()).collect();
+    let want: Vec<String> = names
+        .iter()
+        .map(|n| shelf.join(n).display().to_string())
+        .collect();
+    assert_eq!(paths, want, "one line per folder");
+    for (v, name) in lines.iter().zip(names) {
+        assert_eq!(v["status"], "ok", "{v}");
+        assert_eq!(v["causes"][0]["id"], corpus_top_cause(name), "{name}: {v}");
+    }
+    // The project's own corpus: every bundle folder, nothing else (not its README, not the
+    // expectation files).
+    let corpus = common::root().join("corpus");
+    let plan = batch_stdout(&[corpus.to_str().unwrap(), "--dry-run"]);
+    let mut folders: Vec<String> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| format!("{}\tfolder", e.path().display()))
+        .collect();
+    folders.sort();
+    assert_eq!(plan.lines().collect::<Vec<_>>(), folders);
+    let _ = std::fs::remove_dir_all(&shelf);
+}
+
+#[test]
+fn batch_keeps_a_rotated_gz_log_inside_its_unpacked_bundle() {
+    let dir = scratch("batch-rotated");
+    let bundle = dir.join("incident");
+    copy_tree(&common::root().join("corpus/handmade-agent-died"), &bundle);
+    let raylet = std::fs::read(bundle.join("head-logs/raylet.out")).unwrap();
+    let head = &raylet[..raylet.len() / 3];
+    std::fs::write(bundle.join("head-logs/raylet.out.1.gz"), gzip(head)).unwrap();
+    let b = bundle.to_str().unwrap();
+    let report: serde_json::Value =
+        serde_json::from_slice(&stdout_of(&["analyze", b, "--format", "json"])).unwrap();
+    let top = report["causes"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(report["causes"][0]["severity"], "critical", "{report}");
+    // Given itself, or found on a shelf: the folder is the bundle, the .gz a part of it.
+    for arg in [&bundle, &dir] {
+        let lines = batch_lines(&batch_stdout(&[arg.to_str().unwrap()]));
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert_eq!(lines[0]["path"], b);
+        assert_eq!(lines[0]["causes"][0]["id"], top.as_str(), "{}", lines[0]);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn batch_analyses_each_path_once_however_it_is_spelt() {
+    let archive = batch_archive("batch-dedup");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_raysift"))
+        .current_dir(&archive)
+        .args([
+            "batch",
+            "./handmade-agent-died.tar.gz",
+            "handmade-agent-died.tar.gz",
+            "2024/../handmade-agent-died.tar.gz",
+            ".//handmade-agent-died.tar.gz",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let paths = line_paths(&String::from_utf8(out.stdout).unwrap());
+    assert_eq!(paths, ["handmade-agent-died.tar.gz"]);
+    // `.` lists what it holds as `x`, not `./x`, so the bundle given again is the same one.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_raysift"))
+        .current_dir(&archive)
+        .args(["batch", ".", "./x.tar.gz", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        concat!(
+            "2024/kuberay-log-missing-module.zip\tarchive\n",
+            "handmade-agent-died.tar.gz\tarchive\n",
+            "troubleshoot-image-pull.tar\tarchive\n",
+            "x.tar.gz\tarchive\n"
+        )
+    );
+    // A directory and a bundle it holds, both given: once.
+    let a = archive.to_str().unwrap();
+    let inner = format!("{a}/./2024/kuberay-log-missing-module.zip");
+    let paths = line_paths(&batch_stdout(&[a, &inner, "--top", "1"]));
+    assert_eq!(paths.len(), 4, "{paths:?}");
+    assert_eq!(paths[0], format!("{a}/2024/kuberay-log-missing-module.zip"));
+    let _ = std::fs::remove_dir_all(&archive);
+}
+
+#[test]
+fn batch_dry_run_lists_the_plan_and_analyses_nothing() {
+    let archive = batch_archive("batch-dry-run");
+    copy_tree(
+        &common::root().join("corpus/field-autoscaler-k8s-api-refused"),
+        &archive.join("unpacked"),
+    );
+    let a = archive.to_str().unwrap();
+    let results = archive.join("results.ndjson");
+    let plan = batch_stdout(&[
+        a,
+        &format!("{a}/nothing-*.zip"),
+        "--dry-run",
+        "--out",
+        results.to_str().unwrap(),
+    ]);
+    let want = [
+        "2024/kuberay-log-missing-module.zip\tarchive",
+        "handmade-agent-died.tar.gz\tarchive",
+        "nothing-*.zip\terror: no file matches",
+        "troubleshoot-image-pull.tar\tarchive",
+        "unpacked\tfolder",
+        "x.tar.gz\tarchive",
+    ]
+    .map(|l| format!("{a}/{l}"));
+    assert_eq!(plan.lines().collect::<Vec<_>>(), want);
+    assert!(!results.exists(), "--dry-run wrote --out");
+    // After --shard and --skip-done, in the order a run takes.
+    let mut union: Vec<String> = Vec::new();
+    for i in 0..2 {
+        let part = batch_stdout(&[a, "--dry-run", "--shard", &format!("{i}/2")]);
+        union.extend(part.lines().map(str::to_string));
+    }
+    union.sort();
+    let all = batch_stdout(&[a, "--dry-run"]);
+    assert_eq!(union, all.lines().collect::<Vec<_>>());
+    let elsewhere = scratch("batch-dry-run-done");
+    let done = elsewhere.join("done.ndjson");
+    std::fs::write(
+        &done,
+        format!("{{\"path\":\"{a}/unpacked\",\"status\":\"ok\"}}\n"),
+    )
+    .unwrap();
+    let left = batch_stdout(&[a, "--dry-run", "--skip-done", done.to_str().unwrap()]);
+    assert_eq!(left.lines().count(), 4, "{left}");
+    assert!(!left.contains("unpacked"), "{left}");
+    let _ = std::fs::remove_dir_all(&elsewhere);
+    let _ = std::fs::remove_dir_all(&archive);
+}
+
 #[test]
 fn no_progress_line_when_stderr_is_not_a_terminal() {
     let dir = common::root().join("corpus/handmade-agent-died");
