@@ -26,8 +26,8 @@ pub fn write(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     }
     writeln!(
         w,
-        " ({} events, {} rules).\n",
-        report.stats.events, report.stats.rules
+        " ({} lines, {} rules).\n",
+        report.inventory.lines, report.stats.rules
     )?;
     if let Some(headline) = crate::report::incomplete_headline(report) {
         writeln!(w, "> [!WARNING]\n> **{headline}**\n>")?;
@@ -235,7 +235,7 @@ fn write_inventory(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     };
     writeln!(
         w,
-        "{} files ({}), {} lines, {} events ({:.1}% with a time), {} unparsed lines.",
+        "{} files ({}), {} lines, {} records parsed ({:.1}% with a time), {} unparsed lines.",
         inv.files, inv.container, inv.lines, inv.events, pct, inv.unparsed_lines
     )?;
     if let (Some(t), Some(basis)) = (&inv.capture_time, &inv.capture_basis) {

@@ -47,13 +47,13 @@ pub fn incomplete_headline(report: &crate::rank::Report) -> Option<String> {
 pub fn no_cause_sentence(report: &crate::rank::Report) -> String {
     if report.bundle.complete {
         format!(
-            "No cause found above info: nothing in {} events points to a failure.",
-            report.stats.events
+            "No cause found above info: nothing in {} lines points to a failure.",
+            report.inventory.lines
         )
     } else {
         format!(
-            "No cause found above info in the part of the bundle that could be read ({} events); the rest was not read, so this is no clean bill of health.",
-            report.stats.events
+            "No cause found above info in the part of the bundle that could be read ({} lines); the rest was not read, so this is no clean bill of health.",
+            report.inventory.lines
         )
     }
 }

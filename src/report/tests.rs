@@ -260,7 +260,7 @@ fn quiet_line() {
     let (_, mut report) = fixture();
     assert_snapshot!(render(|w| super::text::write_summary_line(w, &report)), @"#1 critical dashboard_agent_died_after_deploy (DSH004, confidence 0.99): The dashboard agent died after the Serve config was deployed");
     report.causes.remove(0);
-    assert_snapshot!(render(|w| super::text::write_summary_line(w, &report)), @"no cause (13 events, 1 benign finding)");
+    assert_snapshot!(render(|w| super::text::write_summary_line(w, &report)), @"no cause (39 lines, 1 benign finding)");
 }
 
 /// The fixture as read from a truncated archive, with no cause above info left.
@@ -296,7 +296,7 @@ fn an_incomplete_bundle_says_so_at_the_top_of_every_format() {
     let to = body.find("<section id=\"causes\">").unwrap_or(body.len());
     assert_snapshot!("incomplete_html", body.get(from..to).unwrap_or(""));
     assert!(html.contains("<title>raysift: no cause found (incomplete bundle)</title>"));
-    assert_snapshot!(render(|w| super::text::write_summary_line(w, &report)), @"no cause (13 events, 1 benign finding); incomplete bundle: operator-log.txt: reading stopped after 4532 bytes, the part read is kept: incomplete deflate stream");
+    assert_snapshot!(render(|w| super::text::write_summary_line(w, &report)), @"no cause (39 lines, 1 benign finding); incomplete bundle: operator-log.txt: reading stopped after 4532 bytes, the part read is kept: incomplete deflate stream");
     let json = serde_json::to_value(&report).unwrap_or_default();
     assert_eq!(json["bundle"]["complete"], false);
     assert_eq!(json["bundle"]["incomplete"][0]["file"], "operator-log.txt");

@@ -144,8 +144,8 @@ pub fn write_summary_line(w: &mut dyn Write, report: &Report) -> io::Result<()> 
             let benign = report.causes.len();
             writeln!(
                 w,
-                "no cause ({} events, {} benign finding{}){incomplete}",
-                report.stats.events,
+                "no cause ({} lines, {} benign finding{}){incomplete}",
+                report.inventory.lines,
                 benign,
                 if benign == 1 { "" } else { "s" }
             )
