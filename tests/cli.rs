@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::files_under;
+use common::{diagnostics, files_under};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -1427,23 +1427,6 @@ fn repeats_with_ids_of_their_own_show_their_own_ids() {
     let full = serde_json::to_vec(&common::full_report(&dir)).unwrap();
     assert_eq!(sieved, evidence(&full));
     let _ = std::fs::remove_dir_all(&out);
-}
-
-/// The diagnostics of a JSON report as (file, line, problem).
-fn diagnostics(report: &[u8]) -> Vec<(String, Option<u64>, String)> {
-    let v: serde_json::Value = serde_json::from_slice(report).unwrap();
-    v["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| {
-            (
-                d["file"].as_str().unwrap().to_string(),
-                d["line"].as_u64(),
-                d["problem"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
 }
 
 #[test]

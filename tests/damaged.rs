@@ -133,17 +133,9 @@ fn a_zip_with_unreadable_entries_between_good_bundles() {
     ] {
         assert!(causes.contains(&id), "{id} missing from {causes:?}");
     }
-    let problems: Vec<String> = v["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| {
-            format!(
-                "{}: {}",
-                d["file"].as_str().unwrap(),
-                d["problem"].as_str().unwrap()
-            )
-        })
+    let problems: Vec<String> = common::diagnostics(&out.stdout)
+        .into_iter()
+        .map(|(file, _, problem)| format!("{file}: {problem}"))
         .collect();
     for (name, word) in [
         ("broken/encrypted.txt", "encrypted"),

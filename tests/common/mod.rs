@@ -83,3 +83,20 @@ pub fn files_under(root: &Path) -> Vec<(String, PathBuf)> {
     out.sort();
     out
 }
+
+/// The diagnostics of a JSON report as (file, line, problem).
+pub fn diagnostics(report: &[u8]) -> Vec<(String, Option<u64>, String)> {
+    let v: serde_json::Value = serde_json::from_slice(report).unwrap();
+    v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["file"].as_str().unwrap().to_string(),
+                d["line"].as_u64(),
+                d["problem"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
