@@ -13,15 +13,22 @@ fn scratch(name: &str) -> PathBuf {
     common::scratch("cli", name)
 }
 
-/// Packs `dir` as `<top>/…` into a tar, a tar.gz and a zip; returns their paths.
+/// Packs `dir`'s files into a tar, a tar.gz and a zip, with the paths they have under `dir`;
+/// returns their paths.
 fn pack(dir: &Path, out: &Path) -> (PathBuf, PathBuf, PathBuf) {
-    let top = dir.file_name().unwrap().to_string_lossy().into_owned();
+    pack_under(dir, out, "")
+}
+
+/// Packs `dir` as `<top>…` (`top` is empty or ends with `/`), the way `tar czf b.tgz name/`
+/// packs a folder.
+fn pack_under(dir: &Path, out: &Path, top: &str) -> (PathBuf, PathBuf, PathBuf) {
+    std::fs::create_dir_all(out).unwrap();
     let files = files_under(dir);
     let tar_path = out.join("bundle.tar");
     {
         let mut b = tar::Builder::new(std::fs::File::create(&tar_path).unwrap());
         for (rel, p) in &files {
-            b.append_path_with_name(p, format!("{top}/{rel}")).unwrap();
+            b.append_path_with_name(p, format!("{top}{rel}")).unwrap();
         }
         b.finish().unwrap();
     }
@@ -40,7 +47,7 @@ fn pack(dir: &Path, out: &Path) -> (PathBuf, PathBuf, PathBuf) {
         let opts = zip::write::SimpleFileOptions::default()
             .compression_method(zip::CompressionMethod::Deflated);
         for (rel, p) in &files {
-            z.start_file(format!("{top}/{rel}"), opts).unwrap();
+            z.start_file(format!("{top}{rel}"), opts).unwrap();
             z.write_all(&std::fs::read(p).unwrap()).unwrap();
         }
         z.finish().unwrap();
@@ -168,6 +175,33 @@ fn same_output_for_every_container_and_thread_count() {
                 bundle.display()
             );
         }
+        // Packed as `tar czf b.tgz name/` packs a folder: every path the report gives is the
+        // member's whole path, the one to open after unpacking; nothing else changes.
+        let (_, topped, _) = pack_under(&dir, &out.join("top"), &format!("{name}/"));
+        let got = strip_volatile(&stdout_of(&[
+            "analyze",
+            topped.to_str().unwrap(),
+            "--format",
+            "json",
+        ]));
+        let paths: Vec<&str> = got
+            .lines()
+            .filter_map(|l| {
+                let l = l.trim();
+                l.strip_prefix("\"file\": \"")
+                    .or_else(|| l.strip_prefix("\"path\": \""))
+            })
+            .collect();
+        assert!(!paths.is_empty(), "{name}: no path in the report");
+        for p in &paths {
+            assert!(p.starts_with(&format!("{name}/")), "{name}: {p} drops the top folder");
+        }
+        assert_eq!(
+            got.replace(&format!("\"{name}/"), "\"")
+                .replace(&format!(" {name}/"), " "),
+            ref_report,
+            "{name}: a top folder changes more than the paths"
+        );
         let _ = std::fs::remove_dir_all(&out);
     }
 }

@@ -151,17 +151,9 @@ pub fn load(path: &Path, cfg: &LoadConfig) -> Result<Loaded, OpenError> {
     let mut files = Vec::with_capacity(parsed.len());
     let mut events = Vec::with_capacity(parsed.len());
     let mut diagnostics = summary.diagnostics;
-    if let Some(root) = &root_name {
-        for d in &mut diagnostics {
-            d.file = strip_root(&d.file, root).to_string();
-        }
-    }
     for (idx, p) in parsed.into_iter().enumerate() {
         let id = idx as FileId;
-        let shown = match &root_name {
-            Some(root) => strip_root(&p.path, root).to_string(),
-            None => p.path.clone(),
-        };
+        let shown = p.path.clone();
         let mut out = p.out;
         for ev in &mut out.events {
             ev.file = id;
@@ -295,7 +287,8 @@ fn count_lines(bytes: &[u8]) -> u64 {
     }
 }
 
-/// Stripping them all makes an archive and its extracted folder show the same paths.
+/// The folder every path shares (`support-bundle-2025-03-14T09_12_44` for troubleshoot), which
+/// may date the capture. Paths are shown whole: they are what the user opens after unpacking.
 fn common_root<'a>(paths: impl Iterator<Item = &'a str> + Clone) -> Option<String> {
     let mut prefix = String::new();
     loop {
@@ -314,12 +307,6 @@ fn common_root<'a>(paths: impl Iterator<Item = &'a str> + Clone) -> Option<Strin
     }
     let root = prefix.trim_end_matches('/');
     (!root.is_empty()).then(|| root.to_string())
-}
-
-fn strip_root<'a>(path: &'a str, root: &str) -> &'a str {
-    path.strip_prefix(root)
-        .and_then(|rest| rest.strip_prefix('/'))
-        .unwrap_or(path)
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ use super::pieces::PIECE_BYTES;
 use super::router::piece_end;
 use super::sections::SECTION_START;
 use super::{
-    binary_content, common_root, count_lines, parse_entry, skipped, strip_root, whole_document,
+    binary_content, common_root, count_lines, parse_entry, skipped, whole_document,
     FileInfo, LoadConfig, Parsed,
 };
 use crate::bundle::{self, Buffers, Bytes, Entry, OpenError};
@@ -128,17 +128,12 @@ pub fn stream(
     Ok(finish(path, summary, delivery.files))
 }
 
-/// Files sorted by path, ids, the common root stripped, diagnostics in file order.
+/// Files sorted by path, ids, diagnostics in file order.
 fn finish(path: &Path, summary: bundle::WalkSummary, files: Vec<FileState>) -> Streamed {
     let mut order: Vec<usize> = (0..files.len()).collect();
     order.sort_by(|&a, &b| files[a].path.cmp(&files[b].path).then(a.cmp(&b)));
     let root_name = common_root(order.iter().map(|&i| files[i].path.as_str()));
     let mut diagnostics = summary.diagnostics;
-    if let Some(root) = &root_name {
-        for d in &mut diagnostics {
-            d.file = strip_root(&d.file, root).to_string();
-        }
-    }
     let mut ids = vec![0 as FileId; files.len()];
     let mut by_seq: Vec<Option<FileState>> = files.into_iter().map(Some).collect();
     let mut infos = Vec::with_capacity(by_seq.len());
@@ -147,10 +142,7 @@ fn finish(path: &Path, summary: bundle::WalkSummary, files: Vec<FileState>) -> S
             continue;
         };
         ids[seq] = id as FileId;
-        let shown = match &root_name {
-            Some(root) => strip_root(&f.path, root).to_string(),
-            None => f.path.clone(),
-        };
+        let shown = f.path.clone();
         for mut d in f.diagnostics() {
             d.file = shown.clone();
             diagnostics.push(d);
