@@ -14,6 +14,7 @@ pub mod diag;
 pub mod event;
 pub mod inventory;
 pub mod load;
+pub mod objects;
 pub mod open_world;
 pub mod parse;
 pub mod query;

@@ -14,6 +14,7 @@ use serde::Serialize;
 use crate::diag::Diagnostic;
 use crate::event::{format_rfc3339, TsQuality};
 use crate::inventory::Inventory;
+use crate::objects::{BundleObjects, ObjectRef};
 use crate::rules::engine::{EvidenceRef, Finding};
 use crate::rules::{Rule, Severity};
 use crate::timeline::Timeline;
@@ -96,6 +97,9 @@ pub struct Cause {
     pub confidence: f64,
     pub title: String,
     pub summary: String,
+    /// The Kubernetes objects the evidence (the cause's and its symptoms') concerns, Ray's
+    /// own first; the bundle's only Ray workload when the evidence names none.
+    pub objects: Vec<ObjectRef>,
     pub evidence: Vec<Evidence>,
     /// Ids of the present causes this one explains (shown as its symptoms).
     pub explains: Vec<String>,
@@ -243,6 +247,27 @@ pub fn rank(tl: &Timeline, rules: &[Rule], findings: &[Finding], elapsed_ms: u64
         out
     };
 
+    let bundle_objects = BundleObjects::of(&tl.events);
+    let path_pods: Vec<Option<ObjectRef>> = tl
+        .files
+        .iter()
+        .map(|f| bundle_objects.pod_of_path(&f.path))
+        .collect();
+    let objects_of = |ms: &[&Merged]| -> Vec<ObjectRef> {
+        let events = ms
+            .iter()
+            .flat_map(|m| m.evidence.iter().map(|(r, _)| r.event))
+            .filter_map(|i| tl.events.get(i))
+            .map(|ev| (ev, path_pods.get(ev.file as usize).and_then(Option::as_ref)));
+        let mut objs = crate::objects::of_evidence(events, &bundle_objects);
+        if !objs.iter().any(ObjectRef::is_ray) {
+            if let Some(only) = bundle_objects.only_workload() {
+                objs.insert(0, only);
+            }
+        }
+        objs
+    };
+
     let mut causes: Vec<Cause> = Vec::new();
     for m in by_id.values() {
         if parent.contains_key(&m.id) {
@@ -266,6 +291,12 @@ pub fn rank(tl: &Timeline, rules: &[Rule], findings: &[Finding], elapsed_ms: u64
             })
             .collect();
         symptoms.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut concerned: Vec<&Merged> = vec![m];
+        concerned.extend(
+            by_id
+                .values()
+                .filter(|s| s.id != m.id && parent.contains_key(&s.id) && root_of(&s.id) == m.id),
+        );
         causes.push(Cause {
             rank: 0,
             id: m.id.clone(),
@@ -277,6 +308,7 @@ pub fn rank(tl: &Timeline, rules: &[Rule], findings: &[Finding], elapsed_ms: u64
             summary: summaries
                 .get(&m.best)
                 .map_or(rule.summary.clone(), |x| x.to_string()),
+            objects: objects_of(&concerned),
             evidence: evidence_of(m),
             explains: symptoms.iter().map(|s| s.id.clone()).collect(),
             symptoms,

@@ -276,6 +276,12 @@ impl Redactor {
         for cause in &mut report.causes {
             self.in_place(&mut cause.summary);
             self.evidence(&mut cause.evidence);
+            for o in &mut cause.objects {
+                self.in_place(&mut o.name);
+                if let Some(ns) = &mut o.namespace {
+                    self.in_place(ns);
+                }
+            }
             for s in &mut cause.symptoms {
                 self.in_place(&mut s.summary);
                 self.evidence(&mut s.evidence);

@@ -194,7 +194,10 @@ fn same_output_for_every_container_and_thread_count() {
             .collect();
         assert!(!paths.is_empty(), "{name}: no path in the report");
         for p in &paths {
-            assert!(p.starts_with(&format!("{name}/")), "{name}: {p} drops the top folder");
+            assert!(
+                p.starts_with(&format!("{name}/")),
+                "{name}: {p} drops the top folder"
+            );
         }
         assert_eq!(
             got.replace(&format!("\"{name}/"), "\"")

@@ -20,6 +20,10 @@ struct Expect {
     /// the evidence of a cause at `warning` or above.
     #[serde(default)]
     decisive: Vec<String>,
+    /// Objects the first expected cause must name (`Kind namespace/name`, as the text
+    /// report prints them).
+    #[serde(default)]
+    objects: Vec<String>,
 }
 
 /// The ids of the layer below the rules: allowed after the expected causes of a broken bundle.
@@ -110,6 +114,31 @@ fn corpus_bundles_rank_their_cause_first() {
                         "{name}: no actionable cause shows a decisive line {:?}",
                         expect.decisive
                     ));
+                }
+                let top = causes.iter().find(|c| c["id"] == first.as_str());
+                let named: Vec<String> = top
+                    .and_then(|c| c["objects"].as_array().cloned())
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|o| match o["namespace"].as_str() {
+                        Some(ns) => format!(
+                            "{} {ns}/{}",
+                            o["kind"].as_str().unwrap_or_default(),
+                            o["name"].as_str().unwrap_or_default()
+                        ),
+                        None => format!(
+                            "{} {}",
+                            o["kind"].as_str().unwrap_or_default(),
+                            o["name"].as_str().unwrap_or_default()
+                        ),
+                    })
+                    .collect();
+                for o in &expect.objects {
+                    if !named.contains(o) {
+                        failures.push(format!(
+                            "{name}: {first} should name {o}; it names {named:?}"
+                        ));
+                    }
                 }
                 if real.first() != Some(first) {
                     failures.push(format!(

@@ -167,6 +167,11 @@ fn planted() -> Planted {
         confidence: 0.9,
         title: "Planted".to_string(),
         summary: "GETs to ray-head.planted-ns.svc.cluster.local (10.1.2.3) failed with password: YamlPassw0rd".to_string(),
+        objects: vec![raysift::objects::ObjectRef {
+            kind: "Node".to_string(),
+            namespace: None,
+            name: "ray-head.planted-ns.svc.cluster.local".to_string(),
+        }],
         evidence: evidence.clone(),
         explains: vec!["x".to_string()],
         symptoms: vec![Symptom {

@@ -30,8 +30,8 @@ use super::pieces::PIECE_BYTES;
 use super::router::piece_end;
 use super::sections::SECTION_START;
 use super::{
-    binary_content, common_root, count_lines, parse_entry, skipped, whole_document,
-    FileInfo, LoadConfig, Parsed,
+    binary_content, common_root, count_lines, parse_entry, skipped, whole_document, FileInfo,
+    LoadConfig, Parsed,
 };
 use crate::bundle::{self, Buffers, Bytes, Entry, OpenError};
 use crate::classify::classify;

@@ -467,6 +467,9 @@ fn write_cause(w: &mut dyn Write, c: &Cause, rows: &BTreeSet<(&str, u32)>) -> io
         esc(&c.codes.join(", "))
     )?;
     writeln!(w, "<p>{}</p>", esc(&c.summary))?;
+    if let Some(objects) = crate::report::objects_phrase(&c.objects) {
+        writeln!(w, "<p class=\"objects\">Concerns: {}</p>", esc(&objects))?;
+    }
     if c.severity == Severity::Info {
         writeln!(w, "<p class=\"note\">Benign: no action needed.</p>")?;
     }

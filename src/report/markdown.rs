@@ -137,6 +137,9 @@ fn write_cause(w: &mut dyn Write, c: &Cause) -> io::Result<()> {
         write!(w, " (also {})", also.join(", "))?;
     }
     writeln!(w, "\n\n{}\n", inline(&c.summary))?;
+    if let Some(objects) = crate::report::objects_phrase(&c.objects) {
+        writeln!(w, "**Concerns:** {}\n", inline(&objects))?;
+    }
     if c.severity == Severity::Info {
         writeln!(w, "*Benign: no action needed.*\n")?;
     }

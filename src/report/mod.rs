@@ -24,6 +24,25 @@ pub struct TextOptions {
     pub width: Option<usize>,
 }
 
+/// Objects a cause names in prose (text, markdown, HTML); the JSON has them all.
+pub const OBJECTS_SHOWN: usize = 4;
+
+/// `RayService default/fraud-scorer, Pod default/x-head-abcde and 2 more`, `None` when the
+/// cause names no object.
+pub fn objects_phrase(objects: &[crate::objects::ObjectRef]) -> Option<String> {
+    let shown: Vec<String> = objects
+        .iter()
+        .take(OBJECTS_SHOWN)
+        .map(ToString::to_string)
+        .collect();
+    let first = shown.join(", ");
+    match objects.len().saturating_sub(OBJECTS_SHOWN) {
+        _ if shown.is_empty() => None,
+        0 => Some(first),
+        more => Some(format!("{first} and {more} more")),
+    }
+}
+
 /// Reasons a report lists at its top when the bundle is incomplete; the rest are counted
 /// (every one is under *Diagnostics*).
 pub const INCOMPLETE_SHOWN: usize = 5;

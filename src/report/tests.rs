@@ -128,6 +128,11 @@ pub(crate) fn fixture() -> (Timeline, Report) {
         capture: None,
     };
 
+    let object = |kind: &str, namespace: Option<&str>, name: &str| crate::objects::ObjectRef {
+        kind: kind.to_string(),
+        namespace: namespace.map(str::to_string),
+        name: name.to_string(),
+    };
     let refused_meaning =
         "the operator's status GET was refused: nothing listens on the port any more";
     let agent_died = Cause {
@@ -139,6 +144,10 @@ pub(crate) fn fixture() -> (Timeline, Report) {
         confidence: 0.99,
         title: "The dashboard agent died after the Serve config was deployed".to_string(),
         summary: "A Serve config PUT succeeded at 2023-08-22T16:02:08.782Z, then 2 status GETs were refused over 3m37s".to_string(),
+        objects: vec![
+            object("RayService", Some("default"), "fraud-scorer"),
+            object("Pod", Some("default"), "fraud-scorer-raycluster-w7k9t-head-x2x9l"),
+        ],
         evidence: vec![
             evidence(4, 471, "16:02:08.782", "updateServeDeployment: PUT /api/serve/applications/ 200", "the Serve config PUT was accepted: the agent was alive"),
             evidence(1, 157, "16:05:59.874", "Exiting with SIGTERM immediately...", "the dashboard agent exited"),
@@ -171,6 +180,7 @@ pub(crate) fn fixture() -> (Timeline, Report) {
         confidence: 0.88,
         title: "Start-up ordering: the first Serve API calls were refused, then one succeeded".to_string(),
         summary: "1 Serve API call was refused while the head was starting; no action is needed".to_string(),
+        objects: vec![object("RayService", Some("default"), "fraud-scorer")],
         evidence: vec![evidence(0, 16, "16:01:41.209", "Put \"http://fraud-head-svc.default.svc.cluster.local:52365/api/serve/applications/\": dial tcp 10.96.118.42:52365: connect: connection refused", "the operator's call to the Serve API was refused (nothing listened yet)")],
         explains: Vec::new(),
         symptoms: Vec::new(),
@@ -258,7 +268,7 @@ fn text_in_colour() {
 #[test]
 fn quiet_line() {
     let (_, mut report) = fixture();
-    assert_snapshot!(render(|w| super::text::write_summary_line(w, &report)), @"#1 critical dashboard_agent_died_after_deploy (DSH004, confidence 0.99): The dashboard agent died after the Serve config was deployed");
+    assert_snapshot!(render(|w| super::text::write_summary_line(w, &report)), @"#1 critical dashboard_agent_died_after_deploy (DSH004, confidence 0.99): The dashboard agent died after the Serve config was deployed [RayService default/fraud-scorer]");
     report.causes.remove(0);
     assert_snapshot!(render(|w| super::text::write_summary_line(w, &report)), @"no cause (39 lines, 1 benign finding)");
 }

@@ -118,7 +118,8 @@ fn uses_any_file(report: &Report) -> bool {
         .any(|c| !c.evidence.is_empty() || c.symptoms.iter().any(|s| !s.evidence.is_empty()))
 }
 
-/// One line for scripts and prompts: the top cause, or that there is none; on an incomplete
+/// One line for scripts and prompts: the top cause and the first object it concerns
+/// (`[RayService default/fraud-scorer]`), or that there is none; on an incomplete
 /// bundle, followed by `; incomplete bundle: ` and the first reason.
 pub fn write_summary_line(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     let mut incomplete = String::new();
@@ -132,13 +133,16 @@ pub fn write_summary_line(w: &mut dyn Write, report: &Report) -> io::Result<()> 
     match report.causes.iter().find(|c| c.severity != Severity::Info) {
         Some(c) => writeln!(
             w,
-            "#{} {} {} ({}, confidence {:.2}): {}{incomplete}",
+            "#{} {} {} ({}, confidence {:.2}): {}{}{incomplete}",
             c.rank,
             c.severity.as_str(),
             c.id,
             c.code,
             c.confidence,
-            c.title
+            c.title,
+            c.objects
+                .first()
+                .map_or(String::new(), |o| format!(" [{o}]"))
         ),
         None => {
             let benign = report.causes.len();
@@ -239,6 +243,9 @@ fn write_cause(
         )?,
     }
     para(w, opts, "   ", "   ", &c.summary)?;
+    if let Some(objects) = crate::report::objects_phrase(&c.objects) {
+        para(w, opts, "   ", "   ", &format!("Concerns: {objects}"))?;
+    }
     if !c.evidence.is_empty() {
         writeln!(w, "   {}", style.bold("Evidence:"))?;
         let mut last_meaning = "";
