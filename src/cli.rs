@@ -191,7 +191,29 @@ pub struct AnalyzeArgs {
     #[arg(long, short)]
     pub quiet: bool,
     #[command(flatten)]
+    pub objects: ObjectArgs,
+    #[command(flatten)]
     pub redact: RedactArgs,
+}
+
+/// Narrowing to one namespace or object, for `analyze` and `timeline`.
+#[derive(Args, Debug)]
+pub struct ObjectArgs {
+    /// Keep only the events of this namespace (events that name no object are kept)
+    #[arg(long, short = 'n', value_name = "NS")]
+    pub namespace: Option<String>,
+    /// Keep only the events of this object, KIND/NAME (rayservice, raycluster, rayjob, pod,
+    /// node, service), and of the objects KubeRay names after it: a RayService's clusters,
+    /// their pods and services
+    #[arg(long, value_name = "KIND/NAME")]
+    pub object: Option<String>,
+}
+
+impl ObjectArgs {
+    pub fn filter(&self) -> Result<Option<crate::objects::Filter>, Failure> {
+        crate::objects::Filter::new(self.namespace.as_deref(), self.object.as_deref())
+            .map_err(Failure::usage)
+    }
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -307,6 +329,8 @@ pub struct TimelineArgs {
     /// Output format: aligned text, or one JSON object per event
     #[arg(long, value_enum, default_value_t = TimelineFormat::Text)]
     pub format: TimelineFormat,
+    #[command(flatten)]
+    pub objects: ObjectArgs,
     #[command(flatten)]
     pub redact: RedactArgs,
 }
@@ -466,6 +490,12 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
         ));
     }
     let rules = load_rules(args.patterns.as_deref())?;
+    let filter = args.objects.filter()?;
+    if filter.is_some() && args.inventory {
+        return Err(Failure::usage(
+            "--inventory lists every file of the bundle; --namespace and --object narrow the causes and the timeline",
+        ));
+    }
     let to_tty = args.out.is_none() && io::stdout().is_terminal();
     let text = TextOptions {
         style: Style::for_terminal(to_tty),
@@ -496,9 +526,13 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::SUCCESS);
     }
     // The causes need only the lines a rule could match.
-    let tl = read_timeline(&args.read, Some(Sieve::new(&rules)))?;
+    let mut tl = read_timeline(&args.read, Some(Sieve::new(&rules)))?;
+    if let Some(f) = &filter {
+        narrow(&mut tl, f);
+    }
     let engine = Engine::new(rules);
     let (mut report, failing) = rank_timeline(&tl, &engine, Severity::from(args.fail_on), started);
+    report.bundle.filter = filter;
     // No cause in a bundle with nothing readable would read as a clean bill of health.
     if let Some(why) = crate::batch::unreadable(&args.read.bundle, &report) {
         return Err(Failure::usage(format!(
@@ -545,6 +579,35 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
     }
     emit(args.out.as_deref(), &buf)?;
     Ok(ExitCode::from(exit_code(&report, failing)))
+}
+
+/// Keeps the events `f` keeps; warns on standard error when no event names its object or
+/// namespace (a typo would otherwise look like a healthy object).
+fn narrow(tl: &mut Timeline, f: &crate::objects::Filter) {
+    let paths: Vec<&str> = tl.files.iter().map(|x| x.path.as_str()).collect();
+    let path = |ev: &crate::event::Event| paths.get(ev.file as usize).copied().unwrap_or("");
+    let bundle = crate::objects::BundleObjects::of(&tl.events);
+    let mut named = 0usize;
+    let keep: Vec<bool> = tl
+        .events
+        .iter()
+        .map(|ev| match f.judge_in(ev, path(ev), &bundle) {
+            crate::objects::Verdict::Named => {
+                named += 1;
+                true
+            }
+            crate::objects::Verdict::Unknown => true,
+            crate::objects::Verdict::Other => false,
+        })
+        .collect();
+    if named == 0 {
+        eprintln!(
+            "raysift: warning: no event names {}; only events that name no object are left",
+            f.describe()
+        );
+    }
+    let mut keep = keep.into_iter();
+    tl.events.retain(|_| keep.next().unwrap_or(true));
 }
 
 /// What `analyze` exits with once a report is written, and what `batch` puts in a line's
@@ -806,6 +869,7 @@ fn timeline(args: TimelineArgs) -> Result<ExitCode, Failure> {
         .transpose()
         .map_err(usage)?;
     q.window = query::parse_duration_arg(&args.window).map_err(usage)?;
+    q.objects = args.objects.filter()?;
 
     // Streamed: the selected events are put aside as the bundle is read and written in
     // timeline order once every time is resolved (redacted on the way out, selected on the

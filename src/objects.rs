@@ -327,13 +327,29 @@ impl BundleObjects {
         all
     }
 
-    /// `o` with the namespace the bundle knows for it when it had none.
+    /// `o` with the namespace the bundle knows for it when it had none: its own, else that
+    /// of the Ray object it is named after (KubeRay names a RayService's clusters and a
+    /// cluster's pods after their owner, which is always in the same namespace).
     pub fn complete(&self, mut o: ObjectRef) -> ObjectRef {
-        if o.namespace.is_none() && o.kind != "Node" {
-            if let Some(Some(ns)) = self.known.get(&(o.kind.clone(), o.name.clone())) {
-                o.namespace = Some(ns.clone());
-            }
+        if o.namespace.is_some() || o.kind == "Node" {
+            return o;
         }
+        if let Some(Some(ns)) = self.known.get(&(o.kind.clone(), o.name.clone())) {
+            o.namespace = Some(ns.clone());
+            return o;
+        }
+        o.namespace = self
+            .known
+            .iter()
+            .filter(|((kind, name), ns)| {
+                ns.is_some()
+                    && RAY_KINDS.contains(&kind.as_str())
+                    && o.name.len() > name.len()
+                    && o.name.starts_with(name.as_str())
+                    && o.name.as_bytes().get(name.len()) == Some(&b'-')
+            })
+            .max_by_key(|((_, name), _)| name.len())
+            .and_then(|(_, ns)| ns.clone());
         o
     }
 
@@ -418,6 +434,172 @@ pub fn of_evidence<'a>(
         .collect();
     out.sort_by(|a, b| a.rank().cmp(&b.rank()).then_with(|| a.cmp(b)));
     out
+}
+
+/// `--namespace` and `--object`: keep the events of one namespace or one object (and the
+/// objects KubeRay names after it: a RayService's RayClusters, their pods and services).
+///
+/// An event is judged by the objects it names, else by the pod folder of its file's path. An
+/// event that names none, in a file that names no pod, is kept: a filter drops only what is
+/// known to concern something else (the operator's start-up lines, a head log collected
+/// without its pod's name).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Filter {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// `Kind/name`, the kind spelled as Kubernetes does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object: Option<String>,
+    #[serde(skip)]
+    target: Option<(String, String)>,
+}
+
+/// What a filter says of one event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// It names an object the filter keeps.
+    Named,
+    /// It names nothing the filter can judge.
+    Unknown,
+    /// It names only other objects.
+    Other,
+}
+
+/// Kinds `--object` accepts.
+const FILTER_KINDS: [&str; 6] = [
+    "RayService",
+    "RayCluster",
+    "RayJob",
+    "Pod",
+    "Node",
+    "Service",
+];
+
+impl Filter {
+    /// `None` when neither flag was given; an error names the flag and what it expects.
+    pub fn new(namespace: Option<&str>, object: Option<&str>) -> Result<Option<Filter>, String> {
+        if namespace.is_none() && object.is_none() {
+            return Ok(None);
+        }
+        let namespace = match namespace {
+            Some(ns) if plausible_name(ns) => Some(ns.to_string()),
+            Some(ns) => return Err(format!(
+                "--namespace {ns:?}: expected a namespace name (lower case letters, digits, '-')"
+            )),
+            None => None,
+        };
+        let target = match object {
+            None => None,
+            Some(o) => {
+                let bad = || {
+                    format!(
+                        "--object {o:?}: expected KIND/NAME, KIND one of {} (e.g. rayservice/fraud-scorer)",
+                        FILTER_KINDS.join(", ")
+                    )
+                };
+                let (kind, name) = o.split_once('/').ok_or_else(bad)?;
+                let kind = canonical_kind(kind);
+                if !FILTER_KINDS.contains(&kind.as_str()) || !plausible_name(name) {
+                    return Err(bad());
+                }
+                Some((kind, name.to_string()))
+            }
+        };
+        Ok(Some(Filter {
+            namespace,
+            object: target.as_ref().map(|(k, n)| format!("{k}/{n}")),
+            target,
+        }))
+    }
+
+    /// `RayService fraud-scorer in namespace default`, for report headers.
+    pub fn describe(&self) -> String {
+        let object = self.target.as_ref().map(|(kind, name)| {
+            if RAY_KINDS.contains(&kind.as_str()) {
+                format!("{kind} {name} and the objects named after it")
+            } else {
+                format!("{kind} {name}")
+            }
+        });
+        match (object, &self.namespace) {
+            (Some(o), Some(ns)) => format!("{o}, in namespace {ns}"),
+            (Some(o), None) => o,
+            (None, Some(ns)) => format!("namespace {ns}"),
+            (None, None) => String::new(),
+        }
+    }
+
+    /// What the filter says of `ev`, read from `path`, with nothing else of the bundle known
+    /// (a streamed read).
+    pub fn judge(&self, ev: &Event, path: &str) -> Verdict {
+        let mut objs = of_event(ev);
+        if objs.is_empty() {
+            objs.extend(pod_folder(path));
+        }
+        self.judge_objects(&objs)
+    }
+
+    /// What the filter says of `ev`, its pod folder and namespaces completed from the rest
+    /// of the bundle.
+    pub fn judge_in(&self, ev: &Event, path: &str, bundle: &BundleObjects) -> Verdict {
+        let mut objs = of_event(ev);
+        if objs.is_empty() {
+            objs.extend(bundle.pod_of_path(path));
+        }
+        let objs: Vec<ObjectRef> = objs.into_iter().map(|o| bundle.complete(o)).collect();
+        self.judge_objects(&objs)
+    }
+
+    fn judge_objects(&self, objs: &[ObjectRef]) -> Verdict {
+        if objs.is_empty() {
+            return Verdict::Unknown;
+        }
+        let ns = match &self.namespace {
+            None => Verdict::Named,
+            Some(want) => {
+                if objs.iter().any(|o| o.namespace.as_ref() == Some(want)) {
+                    Verdict::Named
+                } else if objs.iter().all(|o| o.namespace.is_none()) {
+                    Verdict::Unknown
+                } else {
+                    Verdict::Other
+                }
+            }
+        };
+        let object = match &self.target {
+            None => Verdict::Named,
+            Some((kind, name)) => {
+                let after = format!("{name}-");
+                let owns = RAY_KINDS.contains(&kind.as_str());
+                if objs.iter().any(|o| {
+                    (&o.kind == kind && &o.name == name) || (owns && o.name.starts_with(&after))
+                }) {
+                    Verdict::Named
+                } else {
+                    Verdict::Other
+                }
+            }
+        };
+        match (ns, object) {
+            (Verdict::Other, _) | (_, Verdict::Other) => Verdict::Other,
+            (Verdict::Named, Verdict::Named) => Verdict::Named,
+            _ => Verdict::Unknown,
+        }
+    }
+
+    pub fn keeps(&self, ev: &Event, path: &str) -> bool {
+        self.judge(ev, path) != Verdict::Other
+    }
+}
+
+/// The KubeRay pod a file's folder names, with the bundle unknown (a streamed read).
+fn pod_folder(path: &str) -> Option<ObjectRef> {
+    let mut dirs: Vec<&str> = path.split('/').collect();
+    dirs.pop();
+    dirs.into_iter()
+        .rev()
+        .find(|d| looks_like_ray_pod(d))
+        .and_then(|d| ObjectRef::new("Pod", None, d))
 }
 
 #[cfg(test)]
@@ -577,6 +759,20 @@ mod tests {
             Some("Pod ranker-q2w7z-worker-cpu-t8m3d".to_string())
         );
         assert_eq!(bundle.pod_of_path("head-logs/raylet.out"), None);
+        // A pod no table lists takes the namespace of the Ray object it is named after.
+        let owned = [ev(
+            "",
+            &[
+                ("RayService.name", "ranker"),
+                ("RayService.namespace", "shop"),
+            ],
+        )];
+        assert_eq!(
+            BundleObjects::of(&owned)
+                .pod_of_path("ranker-q2w7z/ranker-q2w7z-worker-cpu-t8m3d/raylet.out")
+                .map(|o| o.to_string()),
+            Some("Pod shop/ranker-q2w7z-worker-cpu-t8m3d".to_string())
+        );
         assert_eq!(
             bundle.pod_of_path("recsys-raycluster-8wq4n-head-b9k2x"),
             None
@@ -638,6 +834,62 @@ mod tests {
         );
         // A word in quotes is not an object unless an API error names its resource.
         assert!(shown_msg(r#"the value "abc" is fine"#).is_empty());
+    }
+
+    #[test]
+    fn filters_keep_an_object_and_what_is_named_after_it() {
+        let f = Filter::new(None, Some("rayservice/fraud-scorer"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(f.object.as_deref(), Some("RayService/fraud-scorer"));
+        let svc = ev(
+            "controllers.RayService",
+            &[
+                ("RayService.name", "fraud-scorer"),
+                ("RayService.namespace", "default"),
+            ],
+        );
+        let other = ev(
+            "controllers.RayService",
+            &[
+                ("RayService.name", "recsys"),
+                ("RayService.namespace", "default"),
+            ],
+        );
+        let pod = ev(
+            "",
+            &[(
+                "object",
+                "Pod/default/fraud-scorer-raycluster-w7k9t-head-x2x9l",
+            )],
+        );
+        let nothing = ev("setup", &[]);
+        assert_eq!(f.judge(&svc, "operator.log"), Verdict::Named);
+        assert_eq!(f.judge(&pod, "pods.json"), Verdict::Named);
+        assert_eq!(f.judge(&other, "operator.log"), Verdict::Other);
+        assert_eq!(f.judge(&nothing, "operator.log"), Verdict::Unknown);
+        // A line naming nothing is judged by the pod folder of its file.
+        assert_eq!(
+            f.judge(
+                &nothing,
+                "default/recsys-raycluster-8wq4n-head-b9k2x/raylet.out"
+            ),
+            Verdict::Other
+        );
+        assert_eq!(
+            f.judge(
+                &nothing,
+                "fraud-scorer-raycluster-w7k9t-head-x2x9l/raylet.out"
+            ),
+            Verdict::Named
+        );
+        let ns = Filter::new(Some("ml"), None).unwrap().unwrap();
+        assert_eq!(ns.judge(&svc, "operator.log"), Verdict::Other);
+        assert_eq!(ns.judge(&nothing, "operator.log"), Verdict::Unknown);
+        assert!(Filter::new(None, Some("widget/x")).is_err());
+        assert!(Filter::new(None, Some("fraud-scorer")).is_err());
+        assert!(Filter::new(Some("Not A Namespace"), None).is_err());
+        assert_eq!(Filter::new(None, None), Ok(None));
     }
 
     #[test]

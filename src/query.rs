@@ -31,6 +31,8 @@ pub struct Query {
     pub around: Option<Anchor>,
     /// Half-width of the `--around` window.
     pub window: Micros,
+    /// `--namespace` / `--object`.
+    pub objects: Option<crate::objects::Filter>,
 }
 
 impl Query {
@@ -43,6 +45,7 @@ impl Query {
             until: None,
             around: None,
             window: 120 * MICROS_PER_SEC,
+            objects: None,
         }
     }
 }
@@ -75,6 +78,9 @@ pub fn select<'t>(tl: &'t Timeline, q: &Query) -> Result<Vec<&'t Event>, QueryEr
             source_ok.get(ev.file as usize).copied().unwrap_or(false)
                 && q.keeps_text(ev)
                 && in_range(ev, lo, hi)
+                && q.objects
+                    .as_ref()
+                    .is_none_or(|f| f.keeps(ev, tl.file(ev.file).map_or("", |x| x.path.as_str())))
         })
         .collect())
 }

@@ -54,6 +54,9 @@ pub struct BundleInfo {
     pub complete: bool,
     /// The diagnostics that make the bundle incomplete (empty when it is complete).
     pub incomplete: Vec<Diagnostic>,
+    /// `--namespace` / `--object`: the causes were found among these objects' events only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filter: Option<crate::objects::Filter>,
 }
 
 impl BundleInfo {
@@ -67,6 +70,7 @@ impl BundleInfo {
             sources: inventory.sources.clone(),
             complete: incomplete.is_empty(),
             incomplete,
+            filter: None,
         }
     }
 

@@ -172,7 +172,9 @@ pub fn timeline(
     // The carry at the last event at or before the anchor line, per candidate file.
     let mut anchors: std::collections::BTreeMap<u32, Carry> = std::collections::BTreeMap::new();
     let keep = |batch: &Batch, ev: &Event| {
-        q.keeps_text(ev) && source_may_match(q, batch.path, batch.kind.as_str())
+        q.keeps_text(ev)
+            && source_may_match(q, batch.path, batch.kind.as_str())
+            && q.objects.as_ref().is_none_or(|f| f.keeps(ev, batch.path))
     };
     let mut watch = |batch: &Batch, ev: &Event, carry: &Carry| {
         if let Some((file, line)) = &around_file {
@@ -248,7 +250,15 @@ pub fn picture(
     report: &Report,
     cfg: &TimelineDataConfig,
 ) -> Result<(TimelineData, Inventory, Vec<Diagnostic>), Error> {
-    let (outline, spill) = spilled(path, load, time, &|_, _| true, &mut |_, _, _| {})?;
+    // Narrowed like the causes were (`--namespace`, `--object`).
+    let keep = |batch: &Batch, ev: &Event| {
+        report
+            .bundle
+            .filter
+            .as_ref()
+            .is_none_or(|f| f.keeps(ev, batch.path))
+    };
+    let (outline, spill) = spilled(path, load, time, &keep, &mut |_, _, _| {})?;
     let inventory = outline.inventory();
     let mut picture = Picture::new(
         outline.resolution.window,

@@ -1559,3 +1559,83 @@ fn a_line_longer_than_the_limit_is_cut_and_named_in_every_container() {
     assert_eq!(lines, vec![("stdin".to_string(), Some(before as u64 + 1))]);
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// Two incidents in one bundle, each in its own folder: `--object` and `--namespace` keep the
+/// causes of one, the other's lines leave the timeline, a name that matches nothing warns,
+/// and a malformed filter is a usage error.
+#[test]
+fn object_and_namespace_filters_narrow_to_one_workload() {
+    let out = scratch("object-filter");
+    let bundle = out.join("two");
+    for name in ["handmade-agent-died", "kuberay-log-missing-module"] {
+        for (rel, p) in files_under(&common::root().join("corpus").join(name)) {
+            let to = bundle.join(name).join(rel);
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(p, to).unwrap();
+        }
+    }
+    let b = bundle.to_str().unwrap();
+    let causes = |extra: &[&str]| -> (Vec<String>, serde_json::Value, String) {
+        let mut args = vec!["analyze", b, "--format", "json"];
+        args.extend_from_slice(extra);
+        let got = common::raysift(&args);
+        let v: serde_json::Value = serde_json::from_slice(&got.stdout).unwrap();
+        let ids = v["causes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["severity"] != "info")
+            .map(|c| c["id"].as_str().unwrap().to_string())
+            .collect();
+        (ids, v, String::from_utf8_lossy(&got.stderr).into_owned())
+    };
+    let (all, _, _) = causes(&[]);
+    assert!(
+        all.contains(&"dashboard_agent_died_after_deploy".to_string()),
+        "{all:?}"
+    );
+    assert!(all.contains(&"missing_dependency".to_string()), "{all:?}");
+
+    let (one, v, _) = causes(&["--object", "RayService/doc-search"]);
+    assert_eq!(one.first().map(String::as_str), Some("missing_dependency"));
+    assert!(
+        !one.contains(&"dashboard_agent_died_after_deploy".to_string()),
+        "{one:?}"
+    );
+    assert_eq!(v["bundle"]["filter"]["object"], "RayService/doc-search");
+    let (other, _, _) = causes(&["-n", "default"]);
+    assert_eq!(
+        other.first().map(String::as_str),
+        Some("dashboard_agent_died_after_deploy")
+    );
+    assert!(
+        !other.contains(&"missing_dependency".to_string()),
+        "{other:?}"
+    );
+
+    let (_, _, warned) = causes(&["--object", "rayservice/nosuch"]);
+    assert!(
+        warned.contains("no event names RayService nosuch"),
+        "{warned}"
+    );
+    let bad = common::raysift(&["analyze", b, "--object", "fraud-scorer"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--object \"fraud-scorer\""));
+
+    // The timeline keeps the pod's own files and drops the other service's operator lines.
+    let lines = common::raysift(&[
+        "timeline",
+        b,
+        "--object",
+        "rayservice/fraud-scorer",
+        "--format",
+        "json",
+    ]);
+    let text = String::from_utf8_lossy(&lines.stdout);
+    assert!(text.contains("Exiting with SIGTERM immediately"));
+    assert!(
+        !text.contains("doc-search"),
+        "another service's lines are left"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}

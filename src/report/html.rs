@@ -160,6 +160,9 @@ pub fn write(w: &mut dyn Write, report: &Report) -> io::Result<()> {
         }
         writeln!(w, "</ul></div>")?;
     }
+    if let Some(filter) = crate::report::filter_sentence(report) {
+        writeln!(w, "<p class=\"note\">{}</p>", esc(&filter))?;
+    }
     if let Some(zones) = crate::report::assumed_zone_sentence(report) {
         writeln!(w, "<p class=\"note\">{}</p>", esc(&zones))?;
     }

@@ -44,6 +44,9 @@ pub fn write(w: &mut dyn Write, report: &Report) -> io::Result<()> {
         }
         writeln!(w)?;
     }
+    if let Some(filter) = crate::report::filter_sentence(report) {
+        writeln!(w, "{}\n", inline(&filter))?;
+    }
     if let Some(zones) = crate::report::assumed_zone_sentence(report) {
         writeln!(w, "{}\n", inline(&zones))?;
     }

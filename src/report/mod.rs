@@ -43,6 +43,15 @@ pub fn objects_phrase(objects: &[crate::objects::ObjectRef]) -> Option<String> {
     }
 }
 
+/// The sentence that says a report was narrowed to some objects, `None` when it was not.
+pub fn filter_sentence(report: &crate::rank::Report) -> Option<String> {
+    let f = report.bundle.filter.as_ref()?;
+    Some(format!(
+        "Only the events of {}; events that name no object are kept.",
+        f.describe()
+    ))
+}
+
 /// Reasons a report lists at its top when the bundle is incomplete; the rest are counted
 /// (every one is under *Diagnostics*).
 pub const INCOMPLETE_SHOWN: usize = 5;

@@ -39,6 +39,10 @@ pub fn write(w: &mut dyn Write, report: &Report, opts: TextOptions) -> io::Resul
             )?;
         }
     }
+    if let Some(filter) = crate::report::filter_sentence(report) {
+        writeln!(w)?;
+        para(w, opts, "", "", &filter)?;
+    }
     // After what was not read: which times are less sure than they look.
     if let Some(zones) = crate::report::assumed_zone_sentence(report) {
         writeln!(w)?;
