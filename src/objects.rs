@@ -603,6 +603,7 @@ fn pod_folder(path: &str) -> Option<ObjectRef> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::event::{Level, SourceKind};
