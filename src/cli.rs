@@ -327,8 +327,9 @@ pub struct BatchArgs {
     /// "PATH<tab>archive|folder|file|missing" line each, and analyse nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// At the end, print how many bundles had each cause, the failed bundles and the totals
-    /// (to standard error; to standard output with --out)
+    /// At the end, print how many bundles had each cause (actionable first, benign after) and
+    /// how many had none, the failed bundles and the totals (to standard error; to standard
+    /// output with --out)
     #[arg(long)]
     pub summary: bool,
     /// Also load rules from this directory (they add to or override the built-in ones)
