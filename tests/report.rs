@@ -189,7 +189,11 @@ fn piped_text_has_no_colour_and_no_wrapping() {
 
 #[test]
 fn color_follows_the_flag_then_no_color_then_clicolor_force() {
-    let b = bundle();
+    // A one-file bundle with a cause: five runs, each cheap.
+    let b = common::root()
+        .join("corpus/thin-pasted-line")
+        .to_string_lossy()
+        .into_owned();
     let ansi = |args: &[&str], env: &[(&str, Option<&str>)]| {
         let out = common::raysift_env(args, env);
         assert_eq!(out.status.code(), Some(1), "{args:?}");
