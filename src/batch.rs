@@ -697,7 +697,12 @@ fn analyse(input: &Input, ctx: &Context) -> Outcome {
             bundle_bytes,
             elapsed_ms: started.elapsed().as_millis() as u64,
         },
-        causes: kept.iter().map(|c| (c.id.clone(), c.severity)).collect(),
+        // What the line lists, so the summary's counts agree with the lines.
+        causes: kept
+            .iter()
+            .take(ctx.top)
+            .map(|c| (c.id.clone(), c.severity))
+            .collect(),
         unrecognised: report
             .unrecognised
             .iter()
@@ -717,6 +722,15 @@ pub fn unreadable(path: &Path, report: &crate::rank::Report) -> Option<String> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    // An empty file (or standard input) holds nothing at all: say so, not what it is not.
+    if report.inventory.container == "file" && report.inventory.bytes == 0 {
+        let name = if name.is_empty() || path == Path::new("-") {
+            "standard input".to_string()
+        } else {
+            name
+        };
+        return Some(format!("empty file: {name} holds no bytes"));
+    }
     if report.inventory.container == "file" && is_bundle_name(&name) {
         return Some(format!(
             "not an archive: {name} is named like one, but its content is not gzip, tar or zip"
@@ -896,6 +910,8 @@ struct Tally {
     ok: usize,
     /// Of the `ok` bundles, those that could not be read in full.
     incomplete: usize,
+    /// Of the `ok` bundles, those whose line lists no cause.
+    no_cause: usize,
     error: usize,
     bytes: u64,
     /// Cause id → bundles that had it, highest severity seen.
@@ -905,6 +921,9 @@ struct Tally {
     /// Unrecognised template → (bundles that had it, records in all).
     templates: BTreeMap<String, (usize, usize)>,
 }
+
+/// The summary's row for the bundles whose line lists no cause.
+const NO_CAUSE: &str = "(no cause)";
 
 /// Most unrecognised templates the summary lists.
 const SUMMARY_TEMPLATES: usize = 10;
@@ -916,6 +935,9 @@ impl Tally {
             self.ok += 1;
             if !o.line.complete {
                 self.incomplete += 1;
+            }
+            if o.causes.is_empty() {
+                self.no_cause += 1;
             }
         } else {
             self.error += 1;
@@ -943,8 +965,20 @@ impl Tally {
 
     fn write(&self, w: &mut dyn Write, skipped: usize, elapsed: Duration) -> io::Result<()> {
         let mut rows: Vec<(&String, &(usize, Severity))> = self.causes.iter().collect();
-        rows.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
-        let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(5);
+        // Actionable causes first, benign (info) ones after; each by bundles, then id.
+        let benign = |sev: Severity| sev == Severity::Info;
+        rows.sort_by(|a, b| {
+            benign(a.1 .1)
+                .cmp(&benign(b.1 .1))
+                .then(b.1 .0.cmp(&a.1 .0))
+                .then(a.0.cmp(b.0))
+        });
+        let width = rows
+            .iter()
+            .map(|r| r.0.len())
+            .max()
+            .unwrap_or(0)
+            .max(NO_CAUSE.len());
         writeln!(
             w,
             "{:<width$}  {:<8}  {:>7}",
@@ -953,8 +987,8 @@ impl Tally {
         for (id, (count, sev)) in &rows {
             writeln!(w, "{id:<width$}  {:<8}  {count:>7}", sev.as_str())?;
         }
-        if rows.is_empty() {
-            writeln!(w, "(no cause in any bundle)")?;
+        if self.no_cause > 0 {
+            writeln!(w, "{NO_CAUSE:<width$}  {:<8}  {:>7}", "-", self.no_cause)?;
         }
         if !self.templates.is_empty() {
             // Where the next rule is: errors no rule explains, in the most bundles.
@@ -982,12 +1016,12 @@ impl Tally {
         };
         writeln!(
             w,
-            "\n{} bundles: {} ok{incomplete}, {} error, {} skipped as done; {:.1} MB in {:.1} s, {:.1} MB/s",
-            self.ok + self.error,
+            "\n{}: {} ok{incomplete}, {} error, {} skipped as done; {} in {:.1} s, {:.1} MB/s",
+            crate::report::count((self.ok + self.error) as u64, "bundle", "bundles"),
             self.ok,
             self.error,
             skipped,
-            self.bytes as f64 / 1e6,
+            crate::report::size(self.bytes),
             secs,
             mb_per_s(self.bytes, elapsed)
         )
@@ -1522,9 +1556,19 @@ mod tests {
         o.causes = vec![
             ("b_cause".to_string(), Severity::Warning),
             ("a_cause".to_string(), Severity::Error),
+            ("z_benign".to_string(), Severity::Info),
         ];
         t.add(&o);
-        o.causes = vec![("b_cause".to_string(), Severity::Critical)];
+        o.causes = vec![
+            ("b_cause".to_string(), Severity::Critical),
+            ("z_benign".to_string(), Severity::Info),
+        ];
+        t.add(&o);
+        o.causes = vec![("z_benign".to_string(), Severity::Info)];
+        t.add(&o);
+        // Two bundles whose lines list no cause.
+        o.causes = Vec::new();
+        t.add(&o);
         t.add(&o);
         t.add(&Outcome::error(
             &Input::given(Path::new("x.tar.gz")),
@@ -1536,14 +1580,23 @@ mod tests {
         t.write(&mut buf, 2, Duration::from_secs(1)).unwrap();
         let text = String::from_utf8(buf).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], "cause    severity  bundles");
-        assert_eq!(lines[1], "b_cause  critical        2");
-        assert_eq!(lines[2], "a_cause  error           1");
+        // The benign id seen in the most bundles comes after the actionable ones; the bundles
+        // with no cause have their own row.
+        assert_eq!(
+            lines[..5],
+            [
+                "cause       severity  bundles",
+                "b_cause     critical        2",
+                "a_cause     error           1",
+                "z_benign    info            3",
+                "(no cause)  -               2",
+            ]
+        );
         assert!(text.contains("failed bundles\n  x.tar.gz: not an archive\n"));
-        // The same unrecognised template in two bundles, three records each.
+        // The same unrecognised template in five bundles, three records each.
         assert!(text.contains(
-            "unrecognised errors (bundles, records, template)\n      2        6  Lease lost for worker <*>\n"
+            "unrecognised errors (bundles, records, template)\n      5       15  Lease lost for worker <*>\n"
         ));
-        assert!(text.contains("3 bundles: 2 ok, 1 error, 2 skipped as done; 0.0 MB in 1.0 s"));
+        assert!(text.contains("6 bundles: 5 ok, 1 error, 2 skipped as done; 12 bytes in 1.0 s"));
     }
 }

@@ -48,6 +48,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Analyse a bundle and print what it holds and why it is broken
+    #[command(visible_alias = "analyse")]
     Analyze(AnalyzeArgs),
     /// Print the merged, time-ordered event stream of a bundle
     Timeline(TimelineArgs),
@@ -112,17 +113,29 @@ pub struct CheckPatternsArgs {
     pub dir: PathBuf,
 }
 
+/// How the bundle is read. Flattened after each command's everyday flags, so `--help` lists
+/// those first, then these under their own headings.
 #[derive(Args, Debug)]
+#[command(next_help_heading = "Reading")]
 pub struct ReadArgs {
     /// The bundle: .tar.gz/.tgz, .tar, .zip, a directory, a single file, or - for stdin
+    #[arg(help_heading = None)]
     pub bundle: PathBuf,
-    /// Parser threads (default: the number of CPUs)
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
     /// UTC offset of the Ray containers' local time (e.g. +08:00, -0700, UTC); overrides
     /// what raysift infers from the bundle
     #[arg(long, value_name = "OFFSET", allow_hyphen_values = true)]
     pub tz: Option<String>,
+    /// Parser threads (default: the number of CPUs)
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+/// What protects the machine from a hostile or huge bundle (README "Limits").
+#[derive(Args, Debug)]
+#[command(next_help_heading = "Limits")]
+pub struct LimitArgs {
     /// Stop reading after this many uncompressed bytes in total (e.g. 64G, 500M)
     #[arg(long, value_name = "SIZE", default_value = "64G")]
     pub max_total_bytes: String,
@@ -167,33 +180,59 @@ fn parse_size(flag: &str, s: &str) -> Result<u64, Failure> {
 
 #[derive(Args, Debug)]
 pub struct AnalyzeArgs {
-    #[command(flatten)]
-    pub read: ReadArgs,
     /// Output format
-    #[arg(long, value_enum, default_value_t = AnalyzeFormat::Text)]
+    #[arg(long, short, value_enum, default_value_t = AnalyzeFormat::Text)]
     pub format: AnalyzeFormat,
     /// Write the report to FILE instead of standard output
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, short, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Also load rules from this directory (they add to or override the built-in ones)
-    #[arg(long, value_name = "DIR")]
-    pub patterns: Option<PathBuf>,
-    /// Exit with 1 when a cause at or above this severity is found
-    #[arg(long, value_enum, default_value_t = SeverityArg::Error)]
-    pub fail_on: SeverityArg,
+    /// Print one summary line (the top cause, or "no cause") instead of the report
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Exit with 1 when a cause at or above this severity is found (info causes are benign
+    /// and never fail)
+    #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = FailOnArg::Error)]
+    pub fail_on: FailOnArg,
     /// Show only causes at or above this severity
-    #[arg(long, value_enum, default_value_t = SeverityArg::Info)]
+    #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = SeverityArg::Info)]
     pub min_severity: SeverityArg,
     /// Print the inventory (files, sources, zones, diagnostics) instead of the causes
     #[arg(long)]
     pub inventory: bool,
-    /// Print one summary line (the top cause, or "no cause") instead of the report
-    #[arg(long, short)]
-    pub quiet: bool,
+    /// Also load rules from this directory (they add to or override the built-in ones)
+    #[arg(long, value_name = "DIR")]
+    pub patterns: Option<PathBuf>,
     #[command(flatten)]
     pub objects: ObjectArgs,
     #[command(flatten)]
     pub redact: RedactArgs,
+    /// Colour the text: auto (on a terminal, unless NO_COLOR is set or CLICOLOR_FORCE
+    /// forces it), always, never
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorArg::Auto)]
+    pub color: ColorArg,
+    #[command(flatten)]
+    pub read: ReadArgs,
+}
+
+/// `--color`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorArg {
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorArg {
+    fn style(self, is_tty: bool) -> Style {
+        Style::choose(
+            match self {
+                ColorArg::Auto => None,
+                ColorArg::Always => Some(true),
+                ColorArg::Never => Some(false),
+            },
+            is_tty,
+        )
+    }
 }
 
 /// Narrowing to one namespace or object, for `analyze` and `timeline`.
@@ -219,9 +258,33 @@ impl ObjectArgs {
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SeverityArg {
     Info,
+    #[value(alias = "warn")]
     Warning,
     Error,
     Critical,
+}
+
+/// `--fail-on`: a severity, `info` accepted only to be refused with a reason (info causes are
+/// benign and never fail), so it is not offered in the help.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FailOnArg {
+    #[value(hide = true)]
+    Info,
+    #[value(alias = "warn")]
+    Warning,
+    Error,
+    Critical,
+}
+
+impl From<FailOnArg> for Severity {
+    fn from(s: FailOnArg) -> Severity {
+        match s {
+            FailOnArg::Info => Severity::Info,
+            FailOnArg::Warning => Severity::Warning,
+            FailOnArg::Error => Severity::Error,
+            FailOnArg::Critical => Severity::Critical,
+        }
+    }
 }
 
 impl From<SeverityArg> for Severity {
@@ -267,12 +330,12 @@ pub struct BatchArgs {
     /// Bundles analysed at once, each with one parser thread (default: the number of CPUs)
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
-    /// Causes listed per bundle
+    /// Causes listed per bundle (and counted by --summary)
     #[arg(long, value_name = "K", default_value_t = 5)]
     pub top: usize,
     /// Write the lines to FILE (created or truncated; appended to when it is also the
     /// --skip-done file) instead of standard output
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, short, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Skip the bundles that have an "ok" line in this results file (errors are retried);
     /// a missing file skips nothing
@@ -286,25 +349,25 @@ pub struct BatchArgs {
     /// "PATH<tab>archive|folder|file|missing" line each, and analyse nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// At the end, print how many bundles had each cause, the failed bundles and the totals
-    /// (to standard error; to standard output with --out)
+    /// At the end, print how many bundles had each cause (actionable first, benign after) and
+    /// how many had none, the failed bundles and the totals (to standard error; to standard
+    /// output with --out)
     #[arg(long)]
     pub summary: bool,
     /// Also load rules from this directory (they add to or override the built-in ones)
     #[arg(long, value_name = "DIR")]
     pub patterns: Option<PathBuf>,
-    /// A bundle's "exit" is 1 when a cause at or above this severity is found
-    #[arg(long, value_enum, default_value_t = SeverityArg::Error)]
-    pub fail_on: SeverityArg,
+    /// A bundle's "exit" is 1 when a cause at or above this severity is found (info causes
+    /// are benign and never fail)
+    #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = FailOnArg::Error)]
+    pub fail_on: FailOnArg,
     /// List only causes at or above this severity
-    #[arg(long, value_enum, default_value_t = SeverityArg::Info)]
+    #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = SeverityArg::Info)]
     pub min_severity: SeverityArg,
 }
 
 #[derive(Args, Debug)]
 pub struct TimelineArgs {
-    #[command(flatten)]
-    pub read: ReadArgs,
     /// Keep only files whose path, name or source kind matches GLOB (repeatable; `*` and `?`)
     #[arg(long, value_name = "GLOB")]
     pub source: Vec<String>,
@@ -314,25 +377,33 @@ pub struct TimelineArgs {
     /// Keep only events whose message, component or fields match this regex
     #[arg(long, value_name = "RE")]
     pub grep: Option<String>,
-    /// Keep only events at or after this time (RFC 3339, or "YYYY-MM-DD HH:MM:SS" in UTC)
-    #[arg(long, value_name = "TIME")]
+    /// Keep only events at or after this time: 2024-05-01T10:00:00Z, "2024-05-01 10:00"
+    /// (UTC), 2024-05-01 (the whole day), 16:05 (on the capture date), 10m (before the
+    /// capture time), +5m (after the first event)
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
     pub since: Option<String>,
-    /// Keep only events at or before this time
-    #[arg(long, value_name = "TIME")]
+    /// Keep only events at or before this time (the same forms as --since)
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
     pub until: Option<String>,
-    /// Centre a window on FILE:LINE (FILE may be a path suffix) or on a TIME
-    #[arg(long, value_name = "FILE:LINE|TIME")]
+    /// Centre a window on FILE:LINE (FILE may be a path suffix) or on a TIME (as --since)
+    #[arg(long, value_name = "FILE:LINE|TIME", allow_hyphen_values = true)]
     pub around: Option<String>,
-    /// Half-width of the --around window (e.g. 30s, 2m, 1h)
-    #[arg(long, value_name = "DURATION", default_value = "2m")]
-    pub window: String,
+    /// Half-width of the --around window (e.g. 500ms, 30s, 2m, 1h30m; default 2m)
+    #[arg(long, value_name = "DURATION")]
+    pub window: Option<String>,
     /// Output format: aligned text, or one JSON object per event
-    #[arg(long, value_enum, default_value_t = TimelineFormat::Text)]
+    #[arg(long, short, value_enum, default_value_t = TimelineFormat::Text)]
     pub format: TimelineFormat,
     #[command(flatten)]
     pub objects: ObjectArgs,
     #[command(flatten)]
     pub redact: RedactArgs,
+    /// Colour the text: auto (on a terminal, unless NO_COLOR is set or CLICOLOR_FORCE
+    /// forces it), always, never
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorArg::Auto)]
+    pub color: ColorArg,
+    #[command(flatten)]
+    pub read: ReadArgs,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -345,6 +416,7 @@ pub enum TimelineFormat {
 pub enum LevelArg {
     Debug,
     Info,
+    #[value(alias = "warn")]
     Warning,
     Error,
     Critical,
@@ -417,11 +489,11 @@ fn load_config(read: &ReadArgs) -> Result<(LoadConfig, TimeConfig), Failure> {
         LoadConfig {
             sieve: None,
             limits: Limits {
-                max_total_bytes: parse_size("--max-total-bytes", &read.max_total_bytes)?,
-                max_entry_bytes: parse_size("--max-file-bytes", &read.max_file_bytes)?,
-                max_entries: read.max_files,
-                max_depth: read.max_depth,
-                max_ratio: read.max_ratio.max(1),
+                max_total_bytes: parse_size("--max-total-bytes", &read.limits.max_total_bytes)?,
+                max_entry_bytes: parse_size("--max-file-bytes", &read.limits.max_file_bytes)?,
+                max_entries: read.limits.max_files,
+                max_depth: read.limits.max_depth,
+                max_ratio: read.limits.max_ratio.max(1),
             },
             threads,
             progress: None,
@@ -484,11 +556,7 @@ fn load_rules(patterns: Option<&std::path::Path>) -> Result<Vec<Rule>, Failure> 
 
 fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
     let started = Instant::now();
-    if args.inventory && matches!(args.format, AnalyzeFormat::Markdown | AnalyzeFormat::Html) {
-        return Err(Failure::usage(
-            "--inventory prints text or JSON; the markdown and HTML reports end with the inventory",
-        ));
-    }
+    check_analyze_flags(&args)?;
     let rules = load_rules(args.patterns.as_deref())?;
     let filter = args.objects.filter()?;
     if filter.is_some() && args.inventory {
@@ -498,7 +566,7 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
     }
     let to_tty = args.out.is_none() && io::stdout().is_terminal();
     let text = TextOptions {
-        style: Style::for_terminal(to_tty),
+        style: args.color.style(to_tty),
         width: terminal_width(to_tty),
     };
     let mut redactor = args.redact.redactor();
@@ -544,7 +612,7 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
     report.causes.retain(|c| c.severity >= min);
     // The picture and the page's inventory walk every event: a second, streamed read, only
     // for the format that draws them.
-    if args.format == AnalyzeFormat::Html && !args.quiet {
+    if args.format == AnalyzeFormat::Html {
         drop(tl);
         let (load_cfg, time_cfg) = progress_config(&args.read)?;
         let got = crate::streamed::picture(
@@ -608,6 +676,48 @@ fn narrow(tl: &mut Timeline, f: &crate::objects::Filter) {
     }
     let mut keep = keep.into_iter();
     tl.events.retain(|_| keep.next().unwrap_or(true));
+}
+
+/// Flags that ask for two different outputs, or for something that cannot happen: a one-line
+/// error rather than one of them silently ignored.
+fn check_analyze_flags(args: &AnalyzeArgs) -> Result<(), Failure> {
+    if args.inventory && matches!(args.format, AnalyzeFormat::Markdown | AnalyzeFormat::Html) {
+        return Err(Failure::usage(
+            "--inventory prints text or JSON; the markdown and HTML reports end with the inventory",
+        ));
+    }
+    if args.inventory && args.quiet {
+        return Err(Failure::usage(
+            "--inventory and --quiet ask for different outputs: give one of them",
+        ));
+    }
+    if args.quiet && args.format != AnalyzeFormat::Text {
+        return Err(Failure::usage(format!(
+            "--quiet prints one line of text: it cannot be combined with --format {}",
+            format_name(args.format)
+        )));
+    }
+    check_fail_on(args.fail_on)
+}
+
+fn format_name(f: AnalyzeFormat) -> &'static str {
+    match f {
+        AnalyzeFormat::Text => "text",
+        AnalyzeFormat::Json => "json",
+        AnalyzeFormat::Markdown => "markdown",
+        AnalyzeFormat::Html => "html",
+    }
+}
+
+/// `--fail-on info` would never fire: info causes are benign and never fail a run.
+fn check_fail_on(fail_on: FailOnArg) -> Result<(), Failure> {
+    if fail_on == FailOnArg::Info {
+        return Err(Failure::usage(
+            "--fail-on info can never fire: info causes are benign and never fail a run; \
+             use --fail-on warning for the lowest that can",
+        ));
+    }
+    Ok(())
 }
 
 /// What `analyze` exits with once a report is written, and what `batch` puts in a line's
@@ -689,6 +799,12 @@ fn batch(args: BatchArgs) -> Result<ExitCode, Failure> {
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
+    if args.top == 0 {
+        return Err(Failure::usage(
+            "--top 0 would list no cause: give at least 1 (--top is the causes listed per bundle)",
+        ));
+    }
+    check_fail_on(args.fail_on)?;
     let shard = args
         .shard
         .as_deref()
@@ -754,8 +870,8 @@ fn rank_timeline(
     (report, failing)
 }
 
-/// Columns to wrap text to: only on a terminal, from `COLUMNS` when set (no terminal query:
-/// that would need unsafe FFI for one number), else 100.
+/// Columns to wrap text to: only on a terminal; `COLUMNS` when set (an override: shells keep
+/// it but do not export it), else the terminal's own width, else 100.
 fn terminal_width(is_tty: bool) -> Option<usize> {
     if !is_tty {
         return None;
@@ -764,7 +880,12 @@ fn terminal_width(is_tty: bool) -> Option<usize> {
         .ok()
         .and_then(|c| c.trim().parse::<usize>().ok())
         .filter(|&c| c >= 20);
-    Some(columns.unwrap_or(100))
+    let measured = || {
+        terminal_size::terminal_size_of(io::stdout())
+            .map(|(w, _)| usize::from(w.0))
+            .filter(|&c| c >= 20)
+    };
+    Some(columns.or_else(measured).unwrap_or(100))
 }
 
 fn completions(args: CompletionsArgs) -> Result<ExitCode, Failure> {
@@ -842,41 +963,13 @@ fn check_patterns(args: CheckPatternsArgs) -> Result<ExitCode, Failure> {
 }
 
 fn timeline(args: TimelineArgs) -> Result<ExitCode, Failure> {
-    let mut q = Query::everything();
-    q.sources = args.source.clone();
-    q.min_level = args.level.map(Level::from);
-    if let Some(re) = &args.grep {
-        q.grep =
-            Some(regex::Regex::new(re).map_err(|e| Failure::usage(format!("--grep {re:?}: {e}")))?);
-    }
-    let usage = |e: query::QueryError| Failure::usage(e.to_string());
-    q.since = args
-        .since
-        .as_deref()
-        .map(query::parse_time_arg)
-        .transpose()
-        .map_err(usage)?;
-    q.until = args
-        .until
-        .as_deref()
-        .map(query::parse_time_arg)
-        .transpose()
-        .map_err(usage)?;
-    q.around = args
-        .around
-        .as_deref()
-        .map(query::parse_anchor_arg)
-        .transpose()
-        .map_err(usage)?;
-    q.window = query::parse_duration_arg(&args.window).map_err(usage)?;
-    q.objects = args.objects.filter()?;
-
+    let q = timeline_query(&args)?;
     // Streamed: the selected events are put aside as the bundle is read and written in
     // timeline order once every time is resolved (redacted on the way out, selected on the
     // bundle's own text).
     let (load_cfg, time_cfg) = progress_config(&args.read)?;
     let stdout = io::stdout();
-    let style = Style::for_terminal(stdout.is_terminal());
+    let style = args.color.style(stdout.is_terminal());
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let got = crate::streamed::timeline(
         &args.read.bundle,
@@ -901,6 +994,45 @@ fn timeline(args: TimelineArgs) -> Result<ExitCode, Failure> {
         eprintln!("raysift: {d}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The selection `timeline`'s flags ask for, checked as far as it can be before the bundle is
+/// read (times relative to the bundle are checked once it is).
+fn timeline_query(args: &TimelineArgs) -> Result<Query, Failure> {
+    let usage = |e: query::QueryError| Failure::usage(e.to_string());
+    let mut q = Query::everything();
+    q.sources = args.source.clone();
+    q.min_level = args.level.map(Level::from);
+    if let Some(re) = &args.grep {
+        q.grep =
+            Some(regex::Regex::new(re).map_err(|e| Failure::usage(format!("--grep {re:?}: {e}")))?);
+    }
+    let time = |flag: &'static str, v: &Option<String>| {
+        v.as_deref()
+            .map(|s| query::TimeSpec::parse(flag, s))
+            .transpose()
+            .map_err(usage)
+    };
+    q.since = time("--since", &args.since)?;
+    q.until = time("--until", &args.until)?;
+    q.check_fixed_bounds().map_err(usage)?;
+    q.around = args
+        .around
+        .as_deref()
+        .map(query::parse_anchor_arg)
+        .transpose()
+        .map_err(usage)?;
+    if let Some(w) = &args.window {
+        if q.around.is_none() {
+            return Err(Failure::usage(format!(
+                "--window {w} is the half-width of the --around window: give --around FILE:LINE \
+                 or --around TIME too (or use --since and --until)"
+            )));
+        }
+        q.window = query::parse_duration_arg(w).map_err(usage)?;
+    }
+    q.objects = args.objects.filter()?;
+    Ok(q)
 }
 
 /// Writes the output to stdout, or atomically to a file (temporary file, then rename).

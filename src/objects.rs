@@ -483,9 +483,11 @@ impl Filter {
         }
         let namespace = match namespace {
             Some(ns) if plausible_name(ns) => Some(ns.to_string()),
-            Some(ns) => return Err(format!(
+            Some(ns) => {
+                return Err(format!(
                 "--namespace {ns:?}: expected a namespace name (lower case letters, digits, '-')"
-            )),
+            ))
+            }
             None => None,
         };
         let target = match object {

@@ -146,6 +146,27 @@ fn source_may_match(q: &Query, raw: &str, kind: &str) -> bool {
         .any(|g| suffixes.iter().any(|p| query::source_matches(g, p, kind)))
 }
 
+/// A `--source` glob that keeps no file is a mistake: an error when no glob keeps any file
+/// (the output would be empty for no visible reason), a warning on standard error when
+/// another glob still keeps some.
+fn check_sources(q: &Query, files: &[crate::load::FileInfo]) -> Result<(), Error> {
+    let unmatched = q.unmatched_sources(files);
+    if unmatched.is_empty() {
+        return Ok(());
+    }
+    let quoted: Vec<String> = unmatched.iter().map(|g| format!("{g:?}")).collect();
+    let what = format!(
+        "--source {} matches no file of the bundle (globs match a file's path, its name or its \
+         source kind: see `raysift analyze --inventory`)",
+        quoted.join(", ")
+    );
+    if unmatched.len() == q.sources.len() {
+        return Err(Error::Query(QueryError(what)));
+    }
+    eprintln!("raysift: warning: {what}");
+    Ok(())
+}
+
 /// How `raysift timeline` writes events.
 pub struct TimelineOutput<'a> {
     pub json: bool,
@@ -191,11 +212,19 @@ pub fn timeline(
         ids,
         ..
     } = outline;
+    check_sources(q, &timeline.files)?;
+    let base = query::TimeBase {
+        capture: resolution.capture.as_ref().map(|c| c.micros),
+        start: resolution.window.map(|(lo, _)| lo),
+    };
     let center = match &q.around {
         None => None,
-        Some(Anchor::Instant(t)) => Some(*t),
+        Some(Anchor::Instant(t)) => {
+            Some(t.resolve(base, query::Edge::Start).map_err(Error::Query)?)
+        }
         Some(Anchor::FileLine { file, line }) => {
             let f = query::anchor_file(&timeline.files, file).map_err(Error::Query)?;
+            query::line_in_file(f, *line).map_err(Error::Query)?;
             let seq = ids.iter().position(|&id| id == f.id);
             let carry = seq.and_then(|s| anchors.get(&(s as u32)));
             match carry.map(|c| resolution.key(f.id, c)) {
@@ -204,7 +233,7 @@ pub fn timeline(
             }
         }
     };
-    let (lo, hi) = q.bounds(center);
+    let (lo, hi) = q.bounds(center, base).map_err(Error::Query)?;
     let source_ok = q.sources_ok(&timeline.files);
     if let Some(r) = &mut output.redactor {
         r.files(&mut timeline.files);

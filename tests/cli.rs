@@ -261,6 +261,182 @@ fn bad_usage_exits_2() {
 }
 
 #[test]
+fn every_input_is_checked_with_one_line_and_exit_2() {
+    let dir = common::root().join("corpus/handmade-agent-died");
+    let d = dir.to_str().unwrap();
+    // A bundle with no timed event: nothing to count a relative time from.
+    let untimed = common::root().join("corpus/field-autoscaler-k8s-api-refused");
+    let u = untimed.to_str().unwrap();
+    let scratch = scratch("checked-inputs");
+    let empty = scratch.join("incident.tar.gz");
+    std::fs::write(&empty, b"").unwrap();
+    let e = empty.to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        // Checked once the bundle is read.
+        (
+            &["timeline", d, "--around", "dashboard_agent.log:9999"],
+            "--around head-logs/dashboard_agent.log:9999: the file has 157 lines",
+        ),
+        (
+            &["timeline", d, "--source", "nosuch*"],
+            "--source \"nosuch*\" matches no file of the bundle",
+        ),
+        (
+            &["timeline", d, "--since", "2030-01-01", "--until", "16:00"],
+            "--since \"2030-01-01\" (2030-01-01T00:00:00.000Z) is after --until \"16:00\" (2023-08-22T16:00:00.000Z)",
+        ),
+        (
+            &["timeline", u, "--since", "10m"],
+            "--since \"10m\": the bundle has no capture time to count from",
+        ),
+        (&["analyze", e], "empty file: incident.tar.gz holds no bytes"),
+        // Checked before it is read.
+        (
+            &["timeline", d, "--since", "2023-08-23", "--until", "2023-08-22"],
+            "is after --until \"2023-08-22\"",
+        ),
+        (
+            &["timeline", d, "--window", "30s"],
+            "--window 30s is the half-width of the --around window",
+        ),
+        (&["timeline", d, "--around", "raylet.out:0"], "lines are counted from 1"),
+        (&["timeline", d, "--window", "soon", "--around", "16:05"], "--window \"soon\" is not a duration"),
+        (&["batch", d, "--top", "0"], "--top 0 would list no cause"),
+        (&["batch", d, "--fail-on", "info"], "--fail-on info can never fire"),
+        (&["analyze", d, "--fail-on", "info"], "--fail-on info can never fire"),
+        (
+            &["analyze", d, "-q", "--format", "json"],
+            "--quiet prints one line of text: it cannot be combined with --format json",
+        ),
+        (
+            &["analyze", d, "--inventory", "-q"],
+            "--inventory and --quiet ask for different outputs",
+        ),
+    ];
+    for (args, said) in cases {
+        let out = common::raysift(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
+        assert!(err.contains(said), "{args:?}: {err}");
+    }
+    // A glob that matches nothing beside one that matches: the result still means something,
+    // so a warning, and the events of the other.
+    let out = common::raysift(&[
+        "timeline",
+        d,
+        "--source",
+        "nosuch*",
+        "--source",
+        "dashboard_agent",
+        "--level",
+        "error",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("raysift: warning: --source \"nosuch*\" matches no file"),
+        "{err}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("dashboard_agent.log:"));
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// The `ts` of each JSON timeline line.
+fn times(json: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(json)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["ts"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn forgiving_times_aliases_and_short_flags() {
+    let dir = common::root().join("corpus/handmade-agent-died");
+    let d = dir.to_str().unwrap();
+    // A clock time is on the capture date (2023-08-22); `warn` is `warning`; -f is --format.
+    let json = stdout_of(&[
+        "timeline", d, "-f", "json", "--level", "warn", "--since", "16:05", "--until", "16:06",
+    ]);
+    let ts = times(&json);
+    assert!(!ts.is_empty());
+    assert!(
+        ts.iter().all(
+            |t| t.as_str() >= "2023-08-22T16:05:00" && t.as_str() <= "2023-08-22T16:06:00.000Z"
+        ),
+        "{ts:?}"
+    );
+    for line in String::from_utf8_lossy(&json).lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(["warning", "error", "critical"].contains(&v["level"].as_str().unwrap()));
+    }
+    // 10m before the capture time (the newest log time, 16:09:39.209), a window in ms.
+    let ts = times(&stdout_of(&["timeline", d, "-f", "json", "--since", "10m"]));
+    assert!(
+        !ts.is_empty() && ts.iter().all(|t| t.as_str() >= "2023-08-22T15:59:39.209Z"),
+        "{ts:?}"
+    );
+    let ts = times(&stdout_of(&[
+        "timeline",
+        d,
+        "-f",
+        "json",
+        "--around",
+        "16:05:59.5",
+        "--window",
+        "500ms",
+    ]));
+    assert!(!ts.is_empty());
+    assert!(
+        ts.iter().all(|t| t.starts_with("2023-08-22T16:05:59")),
+        "{ts:?}"
+    );
+    // A date alone is the whole day, as --since and as --until.
+    let ts = times(&stdout_of(&[
+        "timeline",
+        d,
+        "-f",
+        "json",
+        "--since",
+        "2023-08-22",
+        "--until",
+        "2023-08-22",
+        "--level",
+        "error",
+    ]));
+    assert!(
+        !ts.is_empty() && ts.iter().all(|t| t.starts_with("2023-08-22T")),
+        "{ts:?}"
+    );
+    // `analyse`, -o and -f, --fail-on warn.
+    let scratch = scratch("aliases");
+    let out_file = scratch.join("report.md");
+    let out = common::raysift(&[
+        "analyse",
+        d,
+        "-f",
+        "markdown",
+        "-o",
+        out_file.to_str().unwrap(),
+        "--fail-on",
+        "warn",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = std::fs::read_to_string(&out_file).unwrap();
+    assert!(md.starts_with("# raysift report") && md.contains("dashboard_agent_died_after_deploy"));
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+#[test]
 fn exit_code_follows_fail_on() {
     let dir = common::root().join("corpus/handmade-agent-died");
     let d = dir.to_str().unwrap();
@@ -925,11 +1101,30 @@ fn batch_writes_one_line_per_bundle_with_the_corpus_causes() {
             }
         }
     }
-    // --top limits the causes; --min-severity drops the benign ones.
-    let lines = batch_lines(&batch_stdout(&[a, "--top", "1"]));
+    // --top limits the causes, and what --summary counts agrees with the lines.
+    let out = common::raysift(&["batch", a, "--top", "1", "--summary"]);
+    assert_eq!(out.status.code(), Some(0));
+    let lines = batch_lines(&String::from_utf8(out.stdout).unwrap());
     assert!(lines
         .iter()
         .all(|v| v["causes"].as_array().unwrap().len() <= 1));
+    let summary = String::from_utf8(out.stderr).unwrap();
+    let rows = summary.lines().skip(1).take_while(|l| !l.is_empty());
+    for row in rows.filter(|l| !l.starts_with("(no cause)")) {
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        let listed = lines
+            .iter()
+            .filter(|v| {
+                v["causes"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|c| c["id"] == cols[0])
+            })
+            .count();
+        assert_eq!(cols[2], listed.to_string(), "{summary}");
+    }
+    // --min-severity drops the benign ones.
     let lines = batch_lines(&batch_stdout(&[a, "--min-severity", "warning"]));
     assert!(lines
         .iter()
@@ -1042,6 +1237,7 @@ fn batch_summary_counts_bundles_per_cause() {
     let rows: Vec<Vec<&str>> = summary
         .lines()
         .take_while(|l| !l.is_empty())
+        .filter(|l| !l.starts_with("(no cause)"))
         .map(|l| l.split_whitespace().collect())
         .collect();
     assert_eq!(rows[0], ["cause", "severity", "bundles"]);
@@ -1057,10 +1253,16 @@ fn batch_summary_counts_bundles_per_cause() {
         rows.contains(&vec!["image_pull_failure", "error", "1"]),
         "{summary}"
     );
-    // Sorted by count, then id.
-    let counts: Vec<(std::cmp::Reverse<u32>, &str)> = rows[1..]
+    // Actionable causes first, benign ones after; each by count, then id.
+    let counts: Vec<(bool, std::cmp::Reverse<u32>, &str)> = rows[1..]
         .iter()
-        .map(|r| (std::cmp::Reverse(r[2].parse().unwrap()), r[0]))
+        .map(|r| {
+            (
+                r[1] == "info",
+                std::cmp::Reverse(r[2].parse().unwrap()),
+                r[0],
+            )
+        })
         .collect();
     let mut sorted = counts.clone();
     sorted.sort();

@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 use std::io::{self, Write};
 
 use crate::rank::{Cause, Evidence, Report};
+use crate::report::count;
 use crate::report::mark_time;
 use crate::report_data::{Lane, TimelineData};
 use crate::rules::Severity;
@@ -131,11 +132,11 @@ pub fn write(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     writeln!(w, "<header>\n<h1>raysift report</h1>")?;
     write!(
         w,
-        "<p class=\"meta\"><span class=\"mono\">{}</span> · {} files, {:.1} MB · {} events",
+        "<p class=\"meta\"><span class=\"mono\">{}</span> · {}, {} · {}",
         esc(&b.path),
-        b.files,
-        b.bytes as f64 / 1e6,
-        report.stats.events
+        count(b.files as u64, "file", "files"),
+        crate::report::size(b.bytes),
+        count(report.stats.events, "event", "events")
     )?;
     if let Some(win) = &report.window {
         write!(w, " · {} … {}", esc(&win.first), esc(&win.last))?;
@@ -637,13 +638,13 @@ fn write_inventory(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     };
     writeln!(
         w,
-        "<p>{} files ({}), {} lines, {} events ({:.1}% with a time), {} unparsed lines.",
-        inv.files,
+        "<p>{} ({}), {}, {} ({:.1}% with a time), {}.",
+        count(inv.files as u64, "file", "files"),
         esc(&inv.container),
-        inv.lines,
-        inv.events,
+        count(inv.lines, "line", "lines"),
+        count(inv.events, "event", "events"),
         pct,
-        inv.unparsed_lines
+        count(inv.unparsed_lines, "unparsed line", "unparsed lines")
     )?;
     if let (Some(t), Some(basis)) = (&inv.capture_time, &inv.capture_basis) {
         write!(w, " Captured {} ({}).", esc(t), esc(basis))?;
@@ -666,8 +667,8 @@ fn write_inventory(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     }
     writeln!(
         w,
-        "<details><summary>{} files</summary>\n<table>\n<thead><tr><th>File</th><th>Source</th><th class=\"num\">Lines</th><th class=\"num\">Events</th><th class=\"num\">Unparsed</th></tr></thead>\n<tbody>",
-        inv.file_list.len()
+        "<details><summary>{}</summary>\n<table>\n<thead><tr><th>File</th><th>Source</th><th class=\"num\">Lines</th><th class=\"num\">Events</th><th class=\"num\">Unparsed</th></tr></thead>\n<tbody>",
+        count(inv.file_list.len() as u64, "file", "files")
     )?;
     for f in &inv.file_list {
         writeln!(

@@ -4,15 +4,16 @@ use std::io::{self, Write};
 
 use crate::inventory::Inventory;
 use crate::report::style::Style;
+use crate::report::{count, size};
 
 pub fn write_text(w: &mut dyn Write, inv: &Inventory, style: Style) -> io::Result<()> {
     writeln!(
         w,
-        "{} {} files, {:.1} MB, {} lines ({})",
+        "{} {}, {}, {} ({})",
         style.bold("Bundle:"),
-        inv.files,
-        inv.bytes as f64 / 1e6,
-        inv.lines,
+        count(inv.files as u64, "file", "files"),
+        size(inv.bytes),
+        count(inv.lines, "line", "lines"),
         inv.container
     )?;
     let pct = if inv.events == 0 {
@@ -22,11 +23,11 @@ pub fn write_text(w: &mut dyn Write, inv: &Inventory, style: Style) -> io::Resul
     };
     writeln!(
         w,
-        "{} {} ({:.1}% with a time), {} unparsed lines",
+        "{} {} ({:.1}% with a time), {}",
         style.bold("Events:"),
         inv.events,
         pct,
-        inv.unparsed_lines
+        count(inv.unparsed_lines, "unparsed line", "unparsed lines")
     )?;
     match &inv.window {
         Some(win) => writeln!(w, "{} {} .. {}", style.bold("Window:"), win.first, win.last)?,

@@ -6,6 +6,7 @@
 use std::io::{self, Write};
 
 use crate::rank::{Cause, Evidence, Report};
+use crate::report::count;
 use crate::rules::Severity;
 
 /// Evidence lines of one meaning shown before the rest fold into `<details>`.
@@ -16,10 +17,10 @@ pub fn write(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     writeln!(w, "# raysift report\n")?;
     write!(
         w,
-        "**Bundle:** {} — {} files, {:.1} MB",
+        "**Bundle:** {} — {}, {}",
         code(&b.path),
-        b.files,
-        b.bytes as f64 / 1e6
+        crate::report::count(b.files as u64, "file", "files"),
+        crate::report::size(b.bytes)
     )?;
     if let Some(win) = &report.window {
         write!(w, ", events from {} to {}", win.first, win.last)?;
@@ -241,8 +242,13 @@ fn write_inventory(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     };
     writeln!(
         w,
-        "{} files ({}), {} lines, {} records parsed ({:.1}% with a time), {} unparsed lines.",
-        inv.files, inv.container, inv.lines, inv.events, pct, inv.unparsed_lines
+        "{} ({}), {}, {} ({:.1}% with a time), {}.",
+        count(inv.files as u64, "file", "files"),
+        inv.container,
+        count(inv.lines, "line", "lines"),
+        count(inv.events, "record parsed", "records parsed"),
+        pct,
+        count(inv.unparsed_lines, "unparsed line", "unparsed lines")
     )?;
     if let (Some(t), Some(basis)) = (&inv.capture_time, &inv.capture_basis) {
         writeln!(w, "Captured {t} ({}).", inline(basis))?;
@@ -277,8 +283,8 @@ fn write_inventory(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     if !inv.file_list.is_empty() {
         writeln!(
             w,
-            "<details><summary>{} files</summary>\n",
-            inv.file_list.len()
+            "<details><summary>{}</summary>\n",
+            count(inv.file_list.len() as u64, "file", "files")
         )?;
         writeln!(w, "| File | Source | Lines | Events | Unparsed |")?;
         writeln!(w, "|---|---|--:|--:|--:|")?;

@@ -1,5 +1,6 @@
-//! Terminal styling: ANSI colours when, and only when, the caller says the output is a
-//! colour-capable terminal (a TTY without `NO_COLOR`).
+//! Terminal styling: ANSI colours when, and only when, `--color` and the environment allow
+//! them: `--color always|never` decides; else `NO_COLOR` turns colour off, `CLICOLOR_FORCE`
+//! turns it on in a pipe (`| less -R`), and otherwise a terminal gets colour.
 
 use crate::event::Level;
 
@@ -14,10 +15,21 @@ impl Style {
 
     /// Colour for a terminal that allows it: `NO_COLOR` (any value) turns it off.
     pub fn for_terminal(is_tty: bool) -> Style {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        Style {
-            color: is_tty && !no_color,
-        }
+        Style::choose(None, is_tty)
+    }
+
+    /// `forced` is `--color always` (`Some(true)`) or `never` (`Some(false)`); with `auto`
+    /// (`None`), `NO_COLOR` wins over `CLICOLOR_FORCE` (as anstream and most tools order
+    /// them), which wins over whether the output is a terminal.
+    pub fn choose(forced: Option<bool>, is_tty: bool) -> Style {
+        let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0");
+        let color = match forced {
+            Some(c) => c,
+            None if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) => false,
+            None if set("CLICOLOR_FORCE") => true,
+            None => is_tty,
+        };
+        Style { color }
     }
 
     fn paint(self, code: &str, text: &str) -> String {

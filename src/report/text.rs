@@ -13,7 +13,11 @@ use crate::rules::Severity;
 pub fn write(w: &mut dyn Write, report: &Report, opts: TextOptions) -> io::Result<()> {
     let style = opts.style;
     let b = &report.bundle;
-    let mut head = format!("{} files, {:.1} MB", b.files, b.bytes as f64 / 1e6);
+    let mut head = format!(
+        "{}, {}",
+        crate::report::count(b.files as u64, "file", "files"),
+        crate::report::size(b.bytes)
+    );
     if let Some(win) = &report.window {
         head.push_str(&format!(", {} .. {}", win.first, win.last));
     }

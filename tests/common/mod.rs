@@ -52,6 +52,20 @@ pub fn raysift(args: &[&str]) -> Output {
         .expect("the raysift binary runs")
 }
 
+/// `raysift` with environment variables set (`Some`) or removed (`None`), starting from the
+/// same `NO_COLOR=1` as `raysift`.
+pub fn raysift_env(args: &[&str], env: &[(&str, Option<&str>)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_raysift"));
+    cmd.args(args).env("NO_COLOR", "1");
+    for (name, value) in env {
+        match value {
+            Some(v) => cmd.env(name, v),
+            None => cmd.env_remove(name),
+        };
+    }
+    cmd.output().expect("the raysift binary runs")
+}
+
 /// A fresh scratch folder for test `name` of suite `suite`, under the temporary folder.
 pub fn scratch(suite: &str, name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("raysift-{suite}-{}-{name}", std::process::id()));
