@@ -59,6 +59,37 @@ pub enum Command {
     CheckPatterns(CheckPatternsArgs),
     /// Print a shell completion script (bash, zsh or fish) to standard output
     Completions(CompletionsArgs),
+    /// Print the JSON Schema of an output: the analyze report, a batch line or a timeline line
+    Schema(SchemaArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SchemaArgs {
+    /// Which output's schema to print
+    #[arg(value_enum)]
+    pub of: SchemaOf,
+}
+
+/// The JSON outputs whose schemas raysift ships (`schema/` in the repository).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SchemaOf {
+    /// `analyze --format json`: the `raysift.report/v1` report
+    Report,
+    /// One line of `batch` output
+    Batch,
+    /// One line of `timeline --format json` output
+    Timeline,
+}
+
+impl SchemaOf {
+    /// The schema's text (JSON Schema draft 2020-12), compiled in.
+    pub fn text(self) -> &'static str {
+        match self {
+            SchemaOf::Report => include_str!("../schema/report.v1.json"),
+            SchemaOf::Batch => include_str!("../schema/batch.v1.json"),
+            SchemaOf::Timeline => include_str!("../schema/timeline.v1.json"),
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -376,6 +407,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Rules(args) => rules_cmd(args),
         Command::CheckPatterns(args) => check_patterns(args),
         Command::Completions(args) => completions(args),
+        Command::Schema(args) => emit(None, args.of.text().as_bytes()).map(|()| ExitCode::SUCCESS),
     }
 }
 

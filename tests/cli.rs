@@ -301,6 +301,8 @@ fn timeline_filters() {
     let exit_ts = first["ts"].as_str().unwrap().to_string();
     for line in around.lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let errors = common::schema_errors("timeline", &v);
+        assert!(errors.is_empty(), "{line}: {errors:#?}");
         let ts = v["ts"].as_str().unwrap();
         assert!(
             ts[..15] == exit_ts[..15] || ts[..13] == exit_ts[..13],
@@ -839,6 +841,8 @@ fn batch_writes_one_line_per_bundle_with_the_corpus_causes() {
     .collect();
     assert_eq!(paths, want, "sorted by path, notes.txt not listed");
     for v in &lines {
+        let errors = common::schema_errors("batch", v);
+        assert!(errors.is_empty(), "{v}: {errors:#?}");
         let path = PathBuf::from(v["path"].as_str().unwrap());
         assert_eq!(
             v["bundle_bytes"].as_u64().unwrap(),
@@ -1521,4 +1525,46 @@ fn a_line_longer_than_the_limit_is_cut_and_named_in_every_container() {
         .collect();
     assert_eq!(lines, vec![("stdin".to_string(), Some(before as u64 + 1))]);
     let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn schema_prints_the_shipped_schemas_and_timeline_lines_follow_theirs() {
+    for which in ["report", "batch", "timeline"] {
+        let printed = stdout_of(&["schema", which]);
+        let file = std::fs::read(common::root().join(format!("schema/{which}.v1.json"))).unwrap();
+        assert_eq!(
+            printed, file,
+            "raysift schema {which} prints schema/{which}.v1.json"
+        );
+    }
+    // Every event of bundles of other shapes (a cluster-info dump, a troubleshoot bundle with
+    // objects, events and ages) is an instance of the timeline line's schema.
+    for name in ["cluster-info-dump-crash-loop", "troubleshoot-image-pull"] {
+        let d = common::root().join("corpus").join(name);
+        let out = stdout_of(&["timeline", d.to_str().unwrap(), "--format", "json"]);
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.lines().count() > 10, "{name}");
+        for line in text.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let errors = common::schema_errors("timeline", &v);
+            assert!(errors.is_empty(), "{name}: {line}: {errors:#?}");
+        }
+    }
+    // The check has teeth: a level outside the contract, a key it does not name, a missing key.
+    let good: serde_json::Value = serde_json::json!({"ts": null, "ts_quality": "none",
+        "file": "a.log", "line": 1, "n_lines": 1, "source": "generic", "level": "info",
+        "component": "", "message": "m", "fields": {}});
+    assert!(common::schema_errors("timeline", &good).is_empty());
+    for (key, bad) in [
+        ("level", serde_json::json!("loud")),
+        ("extra", serde_json::json!(1)),
+        ("line", serde_json::json!(0)),
+    ] {
+        let mut v = good.clone();
+        v[key] = bad;
+        assert!(!common::schema_errors("timeline", &v).is_empty(), "{v}");
+    }
+    let mut v = good.clone();
+    v.as_object_mut().unwrap().remove("fields");
+    assert!(!common::schema_errors("timeline", &v).is_empty(), "{v}");
 }
