@@ -139,7 +139,8 @@ pub struct RulesArgs {
 
 #[derive(Args, Debug)]
 pub struct CheckPatternsArgs {
-    /// Directory of pattern files (*.toml)
+    /// Directory of pattern files (*.toml), or one pattern file
+    #[arg(value_name = "DIR|FILE")]
     pub dir: PathBuf,
 }
 
@@ -483,7 +484,7 @@ fn load_rules(patterns: Option<&std::path::Path>) -> Result<Vec<Rule>, Failure> 
         library::builtin().map_err(|e| Failure::usage(format!("built-in pattern library: {e}")))?;
     match patterns {
         Some(dir) => {
-            let user = library::load_dir(dir).map_err(|e| Failure::usage(e.to_string()))?;
+            let user = library::load_dir(dir).map_err(|e| pattern_problems(dir, &e))?;
             Ok(library::with_overrides(base, user))
         }
         None => Ok(base),
@@ -799,7 +800,7 @@ fn rules_cmd(args: RulesArgs) -> Result<ExitCode, Failure> {
 }
 
 fn check_patterns(args: CheckPatternsArgs) -> Result<ExitCode, Failure> {
-    let rules = library::load_dir(&args.dir).map_err(|e| Failure::usage(e.to_string()))?;
+    let rules = library::load_dir(&args.dir).map_err(|e| pattern_problems(&args.dir, &e))?;
     let samples: usize = rules.iter().map(|r| r.samples.len()).sum();
     println!(
         "{}: {} rules, {} sample lines checked, all valid",
@@ -808,6 +809,28 @@ fn check_patterns(args: CheckPatternsArgs) -> Result<ExitCode, Failure> {
         samples
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints every problem of a pattern directory or file on standard error, one a line, and
+/// returns the failure that ends the command (its message counts them).
+fn pattern_problems(path: &Path, problems: &[crate::rules::loader::LoadError]) -> Failure {
+    if let [one] = problems {
+        return Failure::usage(one.to_string());
+    }
+    let mut err = io::stderr().lock();
+    for p in problems {
+        let _ = writeln!(err, "raysift: {p}");
+    }
+    let files: std::collections::BTreeSet<&str> =
+        problems.iter().map(|p| p.origin.as_str()).collect();
+    let n = problems.len();
+    Failure::usage(format!(
+        "{n} problem{} in {} file{} of {}",
+        if n == 1 { "" } else { "s" },
+        files.len(),
+        if files.len() == 1 { "" } else { "s" },
+        path.display()
+    ))
 }
 
 fn timeline(args: TimelineArgs) -> Result<ExitCode, Failure> {

@@ -518,6 +518,56 @@ fn broken_user_pattern_names_file_and_key() {
         err.contains("ZZZ001-broken.toml") && err.contains("severity"),
         "{err}"
     );
+    // Every problem of every file in one run, each with file, line and key: here the rule's
+    // severity, a file not named after its code, and a copy of a built-in rule with a bad
+    // regex and a summary placeholder naming no signal.
+    std::fs::write(dir.join("ZZZ001-broken.toml"), "code = \"ZZZ001\"\nid = \"x\"\nname = \"n\"\nseverity = \"fatal\"\nconfidence = 0.5\ntitle = \"t\"\nsummary = \"s\"\ndoc = \"\"\n").unwrap();
+    let dsh = std::fs::read_to_string(
+        common::root().join("patterns/DSH004-get-refused-after-successful-put.toml"),
+    )
+    .unwrap()
+    .replace("{count:get_refused}", "{count:nosuch}")
+    .replacen("text = [", "text = ['(unclosed', ", 1);
+    std::fs::write(dir.join("dsh004.toml"), &dsh).unwrap();
+    let out = common::raysift(&["check-patterns", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line_of = |needle: &str| dsh.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    for want in [
+        "ZZZ001-broken.toml:4: severity: ".to_string(),
+        format!(
+            "dsh004.toml:{}: code: the file name must start",
+            line_of("code =")
+        ),
+        format!(
+            "dsh004.toml:{}: summary: {{count:nosuch}}",
+            line_of("nosuch")
+        ),
+        format!(
+            "dsh004.toml:{}: signal[0].text[0]: bad regex",
+            line_of("(unclosed")
+        ),
+        "problems in 2 files".to_string(),
+    ] {
+        assert!(err.contains(&want), "{want:?} missing from:\n{err}");
+    }
+    // One file alone is checked too; an empty directory is an error, for --patterns as well.
+    let one = dir.join("ZZZ001-broken.toml");
+    let out = common::raysift(&["check-patterns", one.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let empty = scratch("patterns-empty");
+    for args in [
+        vec!["check-patterns", empty.to_str().unwrap()],
+        vec!["rules", "--patterns", empty.to_str().unwrap()],
+    ] {
+        let out = common::raysift(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("no pattern file"),
+            "{args:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&empty);
     let builtin = common::root().join("patterns");
     let ok = common::raysift(&["check-patterns", builtin.to_str().unwrap()]);
     assert_eq!(
@@ -526,6 +576,9 @@ fn broken_user_pattern_names_file_and_key() {
         "{}",
         String::from_utf8_lossy(&ok.stderr)
     );
+    let dsh004 = builtin.join("DSH004-get-refused-after-successful-put.toml");
+    let ok = common::raysift(&["check-patterns", dsh004.to_str().unwrap()]);
+    assert_eq!(ok.status.code(), Some(0));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
