@@ -318,10 +318,13 @@ pub struct TimelineArgs {
     /// Keep only files whose path, name or source kind matches GLOB (repeatable; `*` and `?`)
     #[arg(long, value_name = "GLOB")]
     pub source: Vec<String>,
-    /// Keep only events at or above this level
+    /// Keep only events at or above this level (a log record whose continuation lines are a
+    /// traceback ending in its exception counts, and is shown, as error)
     #[arg(long, value_enum)]
     pub level: Option<LevelArg>,
-    /// Keep only events whose message, component or fields match this regex
+    /// Keep only events whose printed text matches this regex: the message (every line), the
+    /// component, and the fields the text shows as key=value (object, RayService=ns/name,
+    /// namespace, name, error, reason, message, …); not the time, file, source or level
     #[arg(long, value_name = "RE")]
     pub grep: Option<String>,
     /// Keep only events at or after this time (RFC 3339, or "YYYY-MM-DD HH:MM:SS" in UTC)

@@ -1621,3 +1621,49 @@ fn schema_prints_the_shipped_schemas_and_timeline_lines_follow_theirs() {
     v.as_object_mut().unwrap().remove("fields");
     assert!(!common::schema_errors("timeline", &v).is_empty(), "{v}");
 }
+
+#[test]
+fn timeline_text_shows_what_explains_an_event_and_grep_matches_what_is_shown() {
+    let pasted = common::root().join("corpus/thin-pasted-line");
+    let p = pasted.to_str().unwrap();
+    // The operator's error says why in its `error` field and names its RayService in two
+    // more: both are on the text line or under it; the stack trace and reconcile id are not.
+    let text = String::from_utf8(stdout_of(&["timeline", p])).unwrap();
+    insta::assert_snapshot!("timeline_text_with_fields", text);
+    // --grep searches what is printed: a shown field as `key=value`, never a hidden one.
+    let grep = |re: &str| String::from_utf8(stdout_of(&["timeline", p, "--grep", re])).unwrap();
+    assert_eq!(
+        grep("i/o timeout"),
+        text,
+        "the error field is shown, so it matches"
+    );
+    assert_eq!(grep("RayService=recsys/recsys-serve"), text);
+    assert_eq!(grep("4b0d6e2a-93f1"), "", "the reconcile id is not shown");
+    assert_eq!(grep("rayservice_controller.go"), "", "nor the stack trace");
+
+    // A traceback folded into the record of an INFO line is shown, and selected, at error.
+    let serve = common::root().join("corpus/local-ray-serve-constructor-error");
+    let s = serve.to_str().unwrap();
+    let args = [
+        "timeline",
+        s,
+        "--level",
+        "warning",
+        "--source",
+        "job-driver*",
+    ];
+    let text = String::from_utf8(stdout_of(&args)).unwrap();
+    let head = text.lines().next().unwrap_or_default();
+    assert!(
+        head.contains(" ERROR ") && head.contains("Running entrypoint"),
+        "{text}"
+    );
+    assert!(text.contains("json.decoder.JSONDecodeError"), "{text}");
+    let json = String::from_utf8(stdout_of(&[&args[..], &["--format", "json"]].concat())).unwrap();
+    let v: serde_json::Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (v["level"].as_str(), v["logged_level"].as_str()),
+        (Some("error"), Some("info"))
+    );
+    assert!(common::schema_errors("timeline", &v).is_empty());
+}
