@@ -66,7 +66,7 @@ pub enum Command {
 #[derive(Args, Debug)]
 pub struct SchemaArgs {
     /// Which output's schema to print
-    #[arg(value_enum)]
+    #[arg(value_enum, value_name = "OUTPUT")]
     pub of: SchemaOf,
 }
 
