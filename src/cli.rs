@@ -60,6 +60,37 @@ pub enum Command {
     CheckPatterns(CheckPatternsArgs),
     /// Print a shell completion script (bash, zsh or fish) to standard output
     Completions(CompletionsArgs),
+    /// Print the JSON Schema of an output: the analyze report, a batch line or a timeline line
+    Schema(SchemaArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SchemaArgs {
+    /// Which output's schema to print
+    #[arg(value_enum, value_name = "OUTPUT")]
+    pub of: SchemaOf,
+}
+
+/// The JSON outputs whose schemas raysift ships (`schema/` in the repository).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SchemaOf {
+    /// `analyze --format json`: the `raysift.report/v1` report
+    Report,
+    /// One line of `batch` output
+    Batch,
+    /// One line of `timeline --format json` output
+    Timeline,
+}
+
+impl SchemaOf {
+    /// The schema's text (JSON Schema draft 2020-12), compiled in.
+    pub fn text(self) -> &'static str {
+        match self {
+            SchemaOf::Report => include_str!("../schema/report.v1.json"),
+            SchemaOf::Batch => include_str!("../schema/batch.v1.json"),
+            SchemaOf::Timeline => include_str!("../schema/timeline.v1.json"),
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -109,7 +140,8 @@ pub struct RulesArgs {
 
 #[derive(Args, Debug)]
 pub struct CheckPatternsArgs {
-    /// Directory of pattern files (*.toml)
+    /// Directory of pattern files (*.toml), or one pattern file
+    #[arg(value_name = "DIR|FILE")]
     pub dir: PathBuf,
 }
 
@@ -371,10 +403,13 @@ pub struct TimelineArgs {
     /// Keep only files whose path, name or source kind matches GLOB (repeatable; `*` and `?`)
     #[arg(long, value_name = "GLOB")]
     pub source: Vec<String>,
-    /// Keep only events at or above this level
+    /// Keep only events at or above this level (a log record whose continuation lines are a
+    /// traceback ending in its exception counts, and is shown, as error)
     #[arg(long, value_enum)]
     pub level: Option<LevelArg>,
-    /// Keep only events whose message, component or fields match this regex
+    /// Keep only events whose printed text matches this regex: the message (every line), the
+    /// component, and the fields the text shows as key=value (object, RayService=ns/name,
+    /// namespace, name, error, reason, message, …); not the time, file, source or level
     #[arg(long, value_name = "RE")]
     pub grep: Option<String>,
     /// Keep only events at or after this time: 2024-05-01T10:00:00Z, "2024-05-01 10:00"
@@ -472,6 +507,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Rules(args) => rules_cmd(args),
         Command::CheckPatterns(args) => check_patterns(args),
         Command::Completions(args) => completions(args),
+        Command::Schema(args) => emit(None, args.of.text().as_bytes()).map(|()| ExitCode::SUCCESS),
     }
 }
 
@@ -547,7 +583,7 @@ fn load_rules(patterns: Option<&std::path::Path>) -> Result<Vec<Rule>, Failure> 
         library::builtin().map_err(|e| Failure::usage(format!("built-in pattern library: {e}")))?;
     match patterns {
         Some(dir) => {
-            let user = library::load_dir(dir).map_err(|e| Failure::usage(e.to_string()))?;
+            let user = library::load_dir(dir).map_err(|e| pattern_problems(dir, &e))?;
             Ok(library::with_overrides(base, user))
         }
         None => Ok(base),
@@ -951,7 +987,7 @@ fn rules_cmd(args: RulesArgs) -> Result<ExitCode, Failure> {
 }
 
 fn check_patterns(args: CheckPatternsArgs) -> Result<ExitCode, Failure> {
-    let rules = library::load_dir(&args.dir).map_err(|e| Failure::usage(e.to_string()))?;
+    let rules = library::load_dir(&args.dir).map_err(|e| pattern_problems(&args.dir, &e))?;
     let samples: usize = rules.iter().map(|r| r.samples.len()).sum();
     println!(
         "{}: {} rules, {} sample lines checked, all valid",
@@ -960,6 +996,28 @@ fn check_patterns(args: CheckPatternsArgs) -> Result<ExitCode, Failure> {
         samples
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints every problem of a pattern directory or file on standard error, one a line, and
+/// returns the failure that ends the command (its message counts them).
+fn pattern_problems(path: &Path, problems: &[crate::rules::loader::LoadError]) -> Failure {
+    if let [one] = problems {
+        return Failure::usage(one.to_string());
+    }
+    let mut err = io::stderr().lock();
+    for p in problems {
+        let _ = writeln!(err, "raysift: {p}");
+    }
+    let files: std::collections::BTreeSet<&str> =
+        problems.iter().map(|p| p.origin.as_str()).collect();
+    let n = problems.len();
+    Failure::usage(format!(
+        "{n} problem{} in {} file{} of {}",
+        if n == 1 { "" } else { "s" },
+        files.len(),
+        if files.len() == 1 { "" } else { "s" },
+        path.display()
+    ))
 }
 
 fn timeline(args: TimelineArgs) -> Result<ExitCode, Failure> {

@@ -12,6 +12,7 @@ pub mod cli;
 pub mod complete;
 pub mod diag;
 pub mod event;
+pub mod explain;
 pub mod inventory;
 pub mod load;
 pub mod objects;

@@ -158,9 +158,11 @@ impl Query {
             .collect()
     }
 
-    /// Whether the level and `--grep` keep an event (what needs no time and no file).
+    /// Whether the level (as `timeline` shows it: `explain::shown_level`) and `--grep` keep an
+    /// event (what needs no time and no file).
     pub fn keeps_text(&self, ev: &Event) -> bool {
-        self.min_level.is_none_or(|min| ev.level >= min)
+        self.min_level
+            .is_none_or(|min| crate::explain::shown_level(ev) >= min)
             && self.grep.as_ref().is_none_or(|re| matches_text(re, ev))
     }
 }
@@ -186,13 +188,16 @@ pub fn in_range(ev: &Event, lo: Option<Micros>, hi: Option<Micros>) -> bool {
     }
 }
 
+/// `--grep` searches what the text timeline prints of an event besides its time, place,
+/// source and level: the message (every line), the component and the fields that explain it
+/// (`explain::shown_fields`), each as `key=value`. A field the text does not show (a stack
+/// trace, a reconcile id) is not searched, so every match is visible.
 fn matches_text(re: &Regex, ev: &Event) -> bool {
     re.is_match(&ev.message)
         || re.is_match(&ev.component)
-        || ev
-            .fields
+        || crate::explain::shown_fields(ev)
             .iter()
-            .any(|(k, v)| re.is_match(v) || re.is_match(k))
+            .any(|(k, v)| re.is_match(&format!("{k}={v}")))
 }
 
 fn anchor_time(tl: &Timeline, file: &str, line: u32) -> Result<Micros, QueryError> {

@@ -21,12 +21,19 @@ use crate::timeline::Timeline;
 
 pub const SCHEMA: &str = "raysift.report/v1";
 
+/// The version of raysift that writes a report (`raysift_version`).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// Longest evidence text shown, in characters; longer text is cut with a marker.
 const EVIDENCE_TEXT_MAX: usize = 600;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
     pub schema: &'static str,
+    /// The raysift that wrote it ([`VERSION`]).
+    pub raysift_version: &'static str,
+    /// When it was written, in UTC ([`generated_at`]).
+    pub generated_at: String,
     pub bundle: BundleInfo,
     pub window: Option<crate::inventory::Window>,
     pub causes: Vec<Cause>,
@@ -338,6 +345,8 @@ pub fn rank(tl: &Timeline, rules: &[Rule], findings: &[Finding], elapsed_ms: u64
     let inventory = Inventory::of(tl);
     Report {
         schema: SCHEMA,
+        raysift_version: VERSION,
+        generated_at: generated_at(),
         bundle: BundleInfo::of(tl, &inventory),
         window: inventory.window.clone(),
         causes,
@@ -352,6 +361,22 @@ pub fn rank(tl: &Timeline, rules: &[Rule], findings: &[Finding], elapsed_ms: u64
         timeline: None,
         unrecognised: Vec::new(),
     }
+}
+
+/// The time a report is written, as RFC 3339 UTC to the millisecond: `SOURCE_DATE_EPOCH`
+/// (whole seconds since 1970, the reproducible-builds convention) when it is set and valid,
+/// so that two runs give the same bytes (the tests set it); else the clock.
+pub fn generated_at() -> String {
+    let epoch = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|s| s.trim().parse::<i64>().ok());
+    let micros = match epoch {
+        Some(secs) => secs.saturating_mul(1_000_000),
+        None => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64 * 1000),
+    };
+    format_rfc3339(micros)
 }
 
 fn evidence(tl: &Timeline, rules: &[Rule], rule: usize, r: &EvidenceRef) -> Option<Evidence> {

@@ -514,6 +514,8 @@ fn timeline_filters() {
     let exit_ts = first["ts"].as_str().unwrap().to_string();
     for line in around.lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let errors = common::schema_errors("timeline", &v);
+        assert!(errors.is_empty(), "{line}: {errors:#?}");
         let ts = v["ts"].as_str().unwrap();
         assert!(
             ts[..15] == exit_ts[..15] || ts[..13] == exit_ts[..13],
@@ -729,6 +731,56 @@ fn broken_user_pattern_names_file_and_key() {
         err.contains("ZZZ001-broken.toml") && err.contains("severity"),
         "{err}"
     );
+    // Every problem of every file in one run, each with file, line and key: here the rule's
+    // severity, a file not named after its code, and a copy of a built-in rule with a bad
+    // regex and a summary placeholder naming no signal.
+    std::fs::write(dir.join("ZZZ001-broken.toml"), "code = \"ZZZ001\"\nid = \"x\"\nname = \"n\"\nseverity = \"fatal\"\nconfidence = 0.5\ntitle = \"t\"\nsummary = \"s\"\ndoc = \"\"\n").unwrap();
+    let dsh = std::fs::read_to_string(
+        common::root().join("patterns/DSH004-get-refused-after-successful-put.toml"),
+    )
+    .unwrap()
+    .replace("{count:get_refused}", "{count:nosuch}")
+    .replacen("text = [", "text = ['(unclosed', ", 1);
+    std::fs::write(dir.join("dsh004.toml"), &dsh).unwrap();
+    let out = common::raysift(&["check-patterns", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line_of = |needle: &str| dsh.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    for want in [
+        "ZZZ001-broken.toml:4: severity: ".to_string(),
+        format!(
+            "dsh004.toml:{}: code: the file name must start",
+            line_of("code =")
+        ),
+        format!(
+            "dsh004.toml:{}: summary: {{count:nosuch}}",
+            line_of("nosuch")
+        ),
+        format!(
+            "dsh004.toml:{}: signal[0].text[0]: bad regex",
+            line_of("(unclosed")
+        ),
+        "problems in 2 files".to_string(),
+    ] {
+        assert!(err.contains(&want), "{want:?} missing from:\n{err}");
+    }
+    // One file alone is checked too; an empty directory is an error, for --patterns as well.
+    let one = dir.join("ZZZ001-broken.toml");
+    let out = common::raysift(&["check-patterns", one.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let empty = scratch("patterns-empty");
+    for args in [
+        vec!["check-patterns", empty.to_str().unwrap()],
+        vec!["rules", "--patterns", empty.to_str().unwrap()],
+    ] {
+        let out = common::raysift(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("no pattern file"),
+            "{args:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&empty);
     let builtin = common::root().join("patterns");
     let ok = common::raysift(&["check-patterns", builtin.to_str().unwrap()]);
     assert_eq!(
@@ -737,6 +789,9 @@ fn broken_user_pattern_names_file_and_key() {
         "{}",
         String::from_utf8_lossy(&ok.stderr)
     );
+    let dsh004 = builtin.join("DSH004-get-refused-after-successful-put.toml");
+    let ok = common::raysift(&["check-patterns", dsh004.to_str().unwrap()]);
+    assert_eq!(ok.status.code(), Some(0));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -1052,6 +1107,8 @@ fn batch_writes_one_line_per_bundle_with_the_corpus_causes() {
     .collect();
     assert_eq!(paths, want, "sorted by path, notes.txt not listed");
     for v in &lines {
+        let errors = common::schema_errors("batch", v);
+        assert!(errors.is_empty(), "{v}: {errors:#?}");
         let path = PathBuf::from(v["path"].as_str().unwrap());
         assert_eq!(
             v["bundle_bytes"].as_u64().unwrap(),
@@ -1805,6 +1862,8 @@ fn object_and_namespace_filters_narrow_to_one_workload() {
         "{one:?}"
     );
     assert_eq!(v["bundle"]["filter"]["object"], "RayService/doc-search");
+    let errors = common::schema_errors("report", &v);
+    assert!(errors.is_empty(), "{errors:?}");
     let (other, _, _) = causes(&["-n", "default"]);
     assert_eq!(
         other.first().map(String::as_str),
@@ -1840,4 +1899,92 @@ fn object_and_namespace_filters_narrow_to_one_workload() {
         "another service's lines are left"
     );
     let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn schema_prints_the_shipped_schemas_and_timeline_lines_follow_theirs() {
+    for which in ["report", "batch", "timeline"] {
+        let printed = stdout_of(&["schema", which]);
+        let file = std::fs::read(common::root().join(format!("schema/{which}.v1.json"))).unwrap();
+        assert_eq!(
+            printed, file,
+            "raysift schema {which} prints schema/{which}.v1.json"
+        );
+    }
+    // Every event of bundles of other shapes (a cluster-info dump, a troubleshoot bundle with
+    // objects, events and ages) is an instance of the timeline line's schema.
+    for name in ["cluster-info-dump-crash-loop", "troubleshoot-image-pull"] {
+        let d = common::root().join("corpus").join(name);
+        let out = stdout_of(&["timeline", d.to_str().unwrap(), "--format", "json"]);
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.lines().count() > 10, "{name}");
+        for line in text.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let errors = common::schema_errors("timeline", &v);
+            assert!(errors.is_empty(), "{name}: {line}: {errors:#?}");
+        }
+    }
+    // The check has teeth: a level outside the contract, a key it does not name, a missing key.
+    let good: serde_json::Value = serde_json::json!({"ts": null, "ts_quality": "none",
+        "file": "a.log", "line": 1, "n_lines": 1, "source": "generic", "level": "info",
+        "component": "", "message": "m", "fields": {}});
+    assert!(common::schema_errors("timeline", &good).is_empty());
+    for (key, bad) in [
+        ("level", serde_json::json!("loud")),
+        ("extra", serde_json::json!(1)),
+        ("line", serde_json::json!(0)),
+    ] {
+        let mut v = good.clone();
+        v[key] = bad;
+        assert!(!common::schema_errors("timeline", &v).is_empty(), "{v}");
+    }
+    let mut v = good.clone();
+    v.as_object_mut().unwrap().remove("fields");
+    assert!(!common::schema_errors("timeline", &v).is_empty(), "{v}");
+}
+
+#[test]
+fn timeline_text_shows_what_explains_an_event_and_grep_matches_what_is_shown() {
+    let pasted = common::root().join("corpus/thin-pasted-line");
+    let p = pasted.to_str().unwrap();
+    // The operator's error says why in its `error` field and names its RayService in two
+    // more: both are on the text line or under it; the stack trace and reconcile id are not.
+    let text = String::from_utf8(stdout_of(&["timeline", p])).unwrap();
+    insta::assert_snapshot!("timeline_text_with_fields", text);
+    // --grep searches what is printed: a shown field as `key=value`, never a hidden one.
+    let grep = |re: &str| String::from_utf8(stdout_of(&["timeline", p, "--grep", re])).unwrap();
+    assert_eq!(
+        grep("i/o timeout"),
+        text,
+        "the error field is shown, so it matches"
+    );
+    assert_eq!(grep("RayService=recsys/recsys-serve"), text);
+    assert_eq!(grep("4b0d6e2a-93f1"), "", "the reconcile id is not shown");
+    assert_eq!(grep("rayservice_controller.go"), "", "nor the stack trace");
+
+    // A traceback folded into the record of an INFO line is shown, and selected, at error.
+    let serve = common::root().join("corpus/local-ray-serve-constructor-error");
+    let s = serve.to_str().unwrap();
+    let args = [
+        "timeline",
+        s,
+        "--level",
+        "warning",
+        "--source",
+        "job-driver*",
+    ];
+    let text = String::from_utf8(stdout_of(&args)).unwrap();
+    let head = text.lines().next().unwrap_or_default();
+    assert!(
+        head.contains(" ERROR ") && head.contains("Running entrypoint"),
+        "{text}"
+    );
+    assert!(text.contains("json.decoder.JSONDecodeError"), "{text}");
+    let json = String::from_utf8(stdout_of(&[&args[..], &["--format", "json"]].concat())).unwrap();
+    let v: serde_json::Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (v["level"].as_str(), v["logged_level"].as_str()),
+        (Some("error"), Some("info"))
+    );
+    assert!(common::schema_errors("timeline", &v).is_empty());
 }

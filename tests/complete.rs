@@ -40,6 +40,9 @@ fn json(path: &Path, extra: &[&str]) -> (serde_json::Value, i32) {
     let out = raysift(&args);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    // An incomplete report is still a raysift.report/v1.
+    let errors = common::schema_errors("report", &v);
+    assert!(errors.is_empty(), "{}: {errors:#?}", path.display());
     (v, out.status.code().unwrap())
 }
 

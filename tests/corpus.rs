@@ -3,7 +3,8 @@
 //! cause or a symptom, hold the bundle's decisive line in the evidence of an actionable cause,
 //! and raise nothing else above `info` (healthy and benign bundles: nothing at all). The
 //! open-world ids (`object_unhealthy`, `component_exception`, `unrecognised_error`) may follow
-//! the expected causes on a broken bundle: they report what no rule claimed.
+//! the expected causes on a broken bundle: they report what no rule claimed. Every report must
+//! also be valid against the JSON contract's schema (`schema/report.v1.json`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -65,6 +66,13 @@ fn corpus_bundles_rank_their_cause_first() {
                 continue;
             }
         };
+        // The JSON contract: every corpus report is an instance of schema/report.v1.json.
+        for e in common::schema_errors("report", &report) {
+            failures.push(format!(
+                "{}: not a raysift.report/v1: {e}",
+                bundle.display()
+            ));
+        }
         let causes = report["causes"].as_array().cloned().unwrap_or_default();
         let real: Vec<String> = causes
             .iter()

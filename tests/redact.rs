@@ -187,6 +187,8 @@ fn planted() -> Planted {
     let inventory = Inventory::of(&tl);
     let report = Report {
         schema: SCHEMA,
+        raysift_version: "0.0.0-test",
+        generated_at: "2025-01-01T00:00:00.000Z".to_string(),
         bundle: BundleInfo::of(&tl, &inventory),
         window: inventory.window.clone(),
         causes: vec![cause],

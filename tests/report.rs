@@ -84,6 +84,9 @@ fn only_html_computes_the_timeline_section() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v.get("timeline").is_none());
     assert_eq!(v["schema"], "raysift.report/v1");
+    // Who wrote it and when: the time from SOURCE_DATE_EPOCH, which the tests set.
+    assert_eq!(v["raysift_version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(v["generated_at"], "2025-01-01T00:00:00.000Z");
 }
 
 #[test]

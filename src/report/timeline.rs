@@ -1,5 +1,5 @@
-//! Rendering events of the timeline: aligned text for people, one JSON object per line for
-//! programs. The JSON keys are a contract (`ts`, `ts_quality`, `file`, `line`, `n_lines`,
+//! Rendering events of the timeline: aligned text for people (with the fields that explain
+//! each event, `crate::explain`), one JSON object per line for programs. The JSON keys are a contract (`ts`, `ts_quality`, `file`, `line`, `n_lines`,
 //! `source`, `level`, `component`, `message`, `fields`).
 
 use std::collections::BTreeMap;
@@ -20,7 +20,12 @@ pub struct EventJson<'a> {
     pub line: u32,
     pub n_lines: u32,
     pub source: &'static str,
+    /// The level shown (`explain::shown_level`).
     pub level: &'static str,
+    /// The level the writer gave the record, only when `level` differs from it (a traceback
+    /// folded into an INFO record is shown at `error`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logged_level: Option<&'static str>,
     pub component: &'a str,
     pub message: &'a str,
     pub fields: BTreeMap<&'a str, &'a str>,
@@ -28,6 +33,7 @@ pub struct EventJson<'a> {
 
 impl<'a> EventJson<'a> {
     pub fn new(tl: &'a Timeline, ev: &'a Event) -> EventJson<'a> {
+        let shown = crate::explain::shown_level(ev);
         let mut fields = BTreeMap::new();
         for (k, v) in &ev.fields {
             fields.entry(k.as_str()).or_insert(v.as_str());
@@ -39,7 +45,8 @@ impl<'a> EventJson<'a> {
             line: ev.line,
             n_lines: ev.n_lines,
             source: ev.kind.as_str(),
-            level: ev.level.as_str(),
+            level: shown.as_str(),
+            logged_level: (shown != ev.level).then(|| ev.level.as_str()),
             component: &ev.component,
             message: &ev.message,
             fields,
@@ -56,8 +63,10 @@ pub fn write_json(w: &mut dyn Write, tl: &Timeline, events: &[&Event]) -> io::Re
     Ok(())
 }
 
-/// Writes aligned text: time, file:line, source, level, component, message. Continuation
-/// lines are indented under the message.
+/// Writes aligned text: time, file:line, source, level, component, message, then the fields
+/// that explain the event (`explain::shown_fields`): short ones on the line as `key=value`,
+/// long ones indented below it as `key: value`. Continuation lines are indented under the
+/// message.
 pub fn write_text(
     w: &mut dyn Write,
     tl: &Timeline,
@@ -71,7 +80,8 @@ pub fn write_text(
             tl.file(ev.file).map_or("?", |f| f.path.as_str()),
             ev.line
         );
-        let level = format!("{:<8}", ev.level.as_str().to_ascii_uppercase());
+        let shown = crate::explain::shown_level(ev);
+        let level = format!("{:<8}", shown.as_str().to_ascii_uppercase());
         let mut lines = ev.message.lines();
         let first = lines.next().unwrap_or("");
         let component = if ev.component.is_empty() {
@@ -79,16 +89,36 @@ pub fn write_text(
         } else {
             format!("{} ", style.dim(&format!("[{}]", ev.component)))
         };
+        let fields = crate::explain::shown_fields(ev);
+        let mut on_line = String::new();
+        for (k, v) in fields.iter().filter(|(_, v)| crate::explain::inline(v)) {
+            on_line.push(' ');
+            on_line.push_str(&style.dim(&format!("{k}=")));
+            on_line.push_str(v);
+        }
         writeln!(
             w,
-            "{:<24} {} {} {}{}{}",
+            "{:<24} {} {} {}{}{}{}",
             ts,
             style.dim(&place),
             style.dim(ev.kind.as_str()),
-            style.level(ev.level, &level),
+            style.level(shown, &level),
             component,
-            first
+            first,
+            on_line
         )?;
+        for (k, v) in fields.iter().filter(|(_, v)| !crate::explain::inline(v)) {
+            let mut value = v.lines();
+            writeln!(
+                w,
+                "    {} {}",
+                style.dim(&format!("{k}:")),
+                value.next().unwrap_or("")
+            )?;
+            for more in value {
+                writeln!(w, "      {more}")?;
+            }
+        }
         for more in lines {
             writeln!(w, "    {more}")?;
         }

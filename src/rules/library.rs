@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::rules::loader::{load_rule, load_rule_trusted, LoadError};
+use crate::rules::loader::{check_rule, load_rule, load_rule_trusted, LoadError};
 use crate::rules::Rule;
 
 include!(concat!(env!("OUT_DIR"), "/patterns.rs"));
@@ -35,32 +35,91 @@ fn builtin_with(load: fn(&str, &str) -> Result<Rule, LoadError>) -> Result<Vec<R
     Ok(rules)
 }
 
-/// Loads every `*.toml` in a directory, sorted by name.
-pub fn load_dir(dir: &Path) -> Result<Vec<Rule>, LoadError> {
-    let io_err = |e: std::io::Error| LoadError {
-        origin: dir.display().to_string(),
+/// Loads a pattern directory (every `*.toml` in it, sorted by name) or a single pattern
+/// file, and reports every problem of every file (each with its file, key and line), not
+/// only the first: a directory with no pattern file, a file that cannot be read, each file's
+/// own problems ([`check_rule`]), a file whose name does not start with its rule's code, and
+/// codes used twice.
+pub fn load_dir(path: &Path) -> Result<Vec<Rule>, Vec<LoadError>> {
+    let problem = |origin: String, problem: String| LoadError {
+        origin,
         key: String::new(),
-        problem: format!("cannot read pattern directory: {e}"),
+        line: None,
+        problem,
     };
-    let mut paths: Vec<_> = std::fs::read_dir(dir)
-        .map_err(io_err)?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
+    let shown = path.display().to_string();
+    let mut paths: Vec<_> = if path.is_file() {
+        vec![path.to_path_buf()]
+    } else {
+        std::fs::read_dir(path)
+            .map_err(|e| {
+                vec![problem(
+                    shown.clone(),
+                    format!("cannot read pattern directory: {e}"),
+                )]
+            })?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect()
+    };
+    if paths.is_empty() {
+        return Err(vec![problem(
+            shown,
+            "no pattern file (*.toml) in this directory".into(),
+        )]);
+    }
     paths.sort();
     let mut rules = Vec::with_capacity(paths.len());
+    let mut problems = Vec::new();
     for p in paths {
         let origin = p.display().to_string();
-        let text = std::fs::read_to_string(&p).map_err(|e| LoadError {
-            origin: origin.clone(),
-            key: String::new(),
-            problem: format!("cannot read: {e}"),
-        })?;
-        rules.push(load_rule(&origin, &text)?);
+        let text = match std::fs::read_to_string(&p) {
+            Ok(t) => t,
+            Err(e) => {
+                problems.push(problem(origin, format!("cannot read: {e}")));
+                continue;
+            }
+        };
+        let file_name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut own: Vec<LoadError> = check_file_name(&origin, &file_name, &text)
+            .into_iter()
+            .collect();
+        match check_rule(&origin, &text) {
+            Ok(rule) => rules.push(rule),
+            Err(e) => own.extend(e),
+        }
+        // In the order of the file (stable: problems of one key keep their order).
+        own.sort_by_key(|e| e.line.unwrap_or(usize::MAX));
+        problems.extend(own);
     }
-    check_unique(&rules)?;
-    Ok(rules)
+    problems.extend(duplicate_codes(&rules));
+    if problems.is_empty() {
+        Ok(rules)
+    } else {
+        Err(problems)
+    }
+}
+
+/// A pattern file is named `<CODE>-<name>.toml`: its name starts with its rule's code.
+fn check_file_name(origin: &str, file_name: &str, text: &str) -> Option<LoadError> {
+    let table: toml::Table = toml::from_str(text).ok()?;
+    let code = table.get("code")?.as_str()?;
+    let (line, _) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.trim_start().starts_with("code"))?;
+    (!file_name.starts_with(&format!("{code}-"))).then(|| LoadError {
+        origin: origin.to_string(),
+        key: "code".into(),
+        line: Some(line + 1),
+        problem: format!(
+            "the file name must start with the rule's code: {code}-<name>.toml, not {file_name}"
+        ),
+    })
 }
 
 /// Built-in rules with user rules added; a user rule replaces the built-in one of the same code.
@@ -76,16 +135,26 @@ pub fn with_overrides(mut base: Vec<Rule>, user: Vec<Rule>) -> Vec<Rule> {
 }
 
 fn check_unique(rules: &[Rule]) -> Result<(), LoadError> {
-    for (i, a) in rules.iter().enumerate() {
-        if let Some(b) = rules.iter().skip(i + 1).find(|b| b.code == a.code) {
-            return Err(LoadError {
+    match duplicate_codes(rules).into_iter().next() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Each rule whose code an earlier rule already uses.
+fn duplicate_codes(rules: &[Rule]) -> Vec<LoadError> {
+    let mut out = Vec::new();
+    for (i, b) in rules.iter().enumerate() {
+        if let Some(a) = rules.iter().take(i).find(|a| a.code == b.code) {
+            out.push(LoadError {
                 origin: b.origin.clone(),
                 key: "code".into(),
+                line: None,
                 problem: format!("code {} is already used by {}", a.code, a.origin),
             });
         }
     }
-    Ok(())
+    out
 }
 
 #[cfg(test)]
@@ -96,6 +165,16 @@ mod tests {
     fn every_builtin_sample_holds() {
         if let Err(e) = super::builtin_checked() {
             panic!("{e}");
+        }
+    }
+
+    /// The built-in files follow the naming rule `check-patterns` holds user files to.
+    #[test]
+    fn every_builtin_file_is_named_after_its_code() {
+        for (name, text) in super::BUILTIN_PATTERNS {
+            if let Some(e) = super::check_file_name(name, name, text) {
+                panic!("{e}");
+            }
         }
     }
 }

@@ -20,16 +20,21 @@ use crate::rules::{
 pub struct LoadError {
     pub origin: String,
     pub key: String,
+    /// The line of the key (or of the syntax error) in the file, from 1, when known.
+    pub line: Option<usize>,
     pub problem: String,
 }
 
 impl std::fmt::Display for LoadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.key.is_empty() {
-            write!(f, "{}: {}", self.origin, self.problem)
-        } else {
-            write!(f, "{}: {}: {}", self.origin, self.key, self.problem)
+        write!(f, "{}", self.origin)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
         }
+        if !self.key.is_empty() {
+            write!(f, ": {}", self.key)?;
+        }
+        write!(f, ": {}", self.problem)
     }
 }
 
@@ -148,8 +153,14 @@ fn yes() -> bool {
     true
 }
 
-/// Parses and validates one pattern file, every sample line included.
+/// Parses and validates one pattern file, every sample line included; the first problem.
 pub fn load_rule(origin: &str, text: &str) -> Result<Rule, LoadError> {
+    first(load_rule_with(origin, text, true))
+}
+
+/// Parses and validates one pattern file, every sample line included, and reports every
+/// problem it finds (`check-patterns`, `--patterns`), each with its key and line.
+pub fn check_rule(origin: &str, text: &str) -> Result<Rule, Vec<LoadError>> {
     load_rule_with(origin, text, true)
 }
 
@@ -158,129 +169,177 @@ pub fn load_rule(origin: &str, text: &str) -> Result<Rule, LoadError> {
 /// 640 samples at every start cost a fifth of `analyze`'s memory (each regex keeps the cache
 /// its first match built) for no new information.
 pub fn load_rule_trusted(origin: &str, text: &str) -> Result<Rule, LoadError> {
-    load_rule_with(origin, text, false)
+    first(load_rule_with(origin, text, false))
 }
 
-fn load_rule_with(origin: &str, text: &str, check_samples: bool) -> Result<Rule, LoadError> {
-    let err = |key: &str, problem: String| LoadError {
-        origin: origin.to_string(),
-        key: key.to_string(),
-        problem,
-    };
-    let raw: RawRule = toml::from_str(text).map_err(|e| {
-        let msg = e.message().to_string();
-        let place = e
-            .span()
-            .map(|s| {
-                let line = text
-                    .get(..s.start)
-                    .map_or(1, |t| t.matches('\n').count() + 1);
-                format!("line {line}")
-            })
-            .unwrap_or_default();
-        err(&place, msg)
-    })?;
+fn first(r: Result<Rule, Vec<LoadError>>) -> Result<Rule, LoadError> {
+    r.map_err(|mut all| {
+        if all.is_empty() {
+            all.push(LoadError {
+                origin: String::new(),
+                key: String::new(),
+                line: None,
+                problem: "invalid".into(),
+            });
+        }
+        all.swap_remove(0)
+    })
+}
 
-    let code = RuleCode::parse(&raw.code).ok_or_else(|| {
-        err(
+/// The problems of one file, gathered so that one run reports them all.
+struct Problems<'a> {
+    origin: &'a str,
+    list: Vec<LoadError>,
+}
+
+impl Problems<'_> {
+    fn add(&mut self, key: impl Into<String>, problem: impl Into<String>) {
+        self.list.push(LoadError {
+            origin: self.origin.to_string(),
+            key: key.into(),
+            line: None,
+            problem: problem.into(),
+        });
+    }
+
+    /// The problems, each given the line of its key in `text`.
+    fn into_lines(self, text: &str) -> Vec<LoadError> {
+        let doc = toml_edit::ImDocument::parse(text).ok();
+        self.list
+            .into_iter()
+            .map(|mut e| {
+                if e.line.is_none() {
+                    e.line = doc.as_ref().and_then(|d| key_line(text, d, &e.key));
+                }
+                e
+            })
+            .collect()
+    }
+}
+
+fn load_rule_with(origin: &str, text: &str, check_samples: bool) -> Result<Rule, Vec<LoadError>> {
+    let (raw, unknown) = parse_raw(origin, text)?;
+    let mut p = Problems {
+        origin,
+        list: Vec::new(),
+    };
+
+    let code = RuleCode::parse(&raw.code);
+    if code.is_none() {
+        p.add(
             "code",
             format!("{:?} is not a rule code like DSH004", raw.code),
-        )
-    })?;
+        );
+    }
     if raw.id.is_empty()
         || !raw
             .id
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b == b'_' || b.is_ascii_digit())
     {
-        return Err(err(
+        p.add(
             "id",
             format!("{:?} is not a snake_case catalogue id", raw.id),
-        ));
+        );
     }
-    if raw.name.is_empty() {
-        return Err(err("name", "must not be empty".into()));
+    if !is_kebab_case(&raw.name) {
+        p.add(
+            "name",
+            format!(
+                "{:?} is not a kebab-case name (lower-case words joined by '-', such as \"serve-status-get-refused\")",
+                raw.name
+            ),
+        );
     }
-    let severity = Severity::parse(&raw.severity).ok_or_else(|| {
-        err(
+    let severity = Severity::parse(&raw.severity);
+    if severity.is_none() {
+        p.add(
             "severity",
             format!(
                 "{:?} is not one of info, warning, error, critical",
                 raw.severity
             ),
-        )
-    })?;
+        );
+    }
     if !(raw.confidence > 0.0 && raw.confidence <= 1.0) {
-        return Err(err(
-            "confidence",
-            format!("{} is not in (0, 1]", raw.confidence),
-        ));
+        p.add("confidence", format!("{} is not in (0, 1]", raw.confidence));
     }
     if raw.title.trim().is_empty() {
-        return Err(err("title", "must not be empty".into()));
+        p.add("title", "must not be empty");
     }
     if raw.summary.trim().is_empty() {
-        return Err(err("summary", "must not be empty".into()));
+        p.add("summary", "must not be empty");
     }
-    check_doc(&raw.doc).map_err(|p| err("doc", p))?;
+    if let Err(e) = check_doc(&raw.doc) {
+        p.add("doc", e);
+    }
 
-    let mut signals = Vec::with_capacity(raw.signals.len());
+    // Signals: every one is checked; `compiled[i]` is `None` for one that has problems.
+    let mut compiled: Vec<Option<Signal>> = Vec::with_capacity(raw.signals.len());
     let mut names = BTreeSet::new();
     for (idx, s) in raw.signals.iter().enumerate() {
         let key = format!("signal[{idx}]");
         if !names.insert(s.name.clone()) {
-            return Err(err(
-                &format!("{key}.name"),
+            p.add(
+                format!("{key}.name"),
                 format!("signal {:?} is defined twice", s.name),
-            ));
+            );
         }
-        signals.push(compile_signal(s).map_err(|(k, p)| err(&format!("{key}.{k}"), p))?);
+        match compile_signal(s) {
+            Ok(sig) => compiled.push(Some(sig)),
+            Err(errs) => {
+                for (k, e) in errs {
+                    p.add(format!("{key}.{k}"), e);
+                }
+                compiled.push(None);
+            }
+        }
     }
-    if signals.is_empty() {
-        return Err(err("signal", "a rule needs at least one [[signal]]".into()));
+    if raw.signals.is_empty() {
+        p.add("signal", "a rule needs at least one [[signal]]");
     }
+    check_placeholders(&mut p, "summary", &raw.summary, &names);
 
     let mut when = Vec::with_capacity(raw.when.len());
     for (w_idx, w) in raw.when.iter().enumerate() {
         let mut clauses = Vec::with_capacity(w.all.len());
         for (c_idx, c) in w.all.iter().enumerate() {
             let key = format!("when[{w_idx}].all[{c_idx}]");
-            let clause = compile_clause(c).map_err(|p| err(&key, p))?;
-            for s in clause.signals() {
-                if !names.contains(s) {
-                    return Err(err(
-                        &key,
-                        format!("names signal {s:?}, which the rule does not define"),
-                    ));
+            match compile_clause(c) {
+                Ok(clause) => {
+                    for s in clause.signals() {
+                        if !names.contains(s) {
+                            p.add(
+                                &key,
+                                format!("names signal {s:?}, which the rule does not define"),
+                            );
+                        }
+                    }
+                    clauses.push(clause);
                 }
+                Err(e) => p.add(&key, e),
             }
-            clauses.push(clause);
         }
-        if clauses.is_empty() {
-            return Err(err(
-                &format!("when[{w_idx}].all"),
-                "needs at least one clause".into(),
-            ));
+        if w.all.is_empty() {
+            p.add(format!("when[{w_idx}].all"), "needs at least one clause");
         }
         if let Some(c) = w.confidence {
             if !(c > 0.0 && c <= 1.0) {
-                return Err(err(
-                    &format!("when[{w_idx}].confidence"),
+                p.add(
+                    format!("when[{w_idx}].confidence"),
                     format!("{c} is not in (0, 1]"),
-                ));
+                );
             }
         }
         if w.note.as_deref().is_some_and(|n| n.trim().is_empty()) {
-            return Err(err(
-                &format!("when[{w_idx}].note"),
-                "must not be empty".into(),
-            ));
+            p.add(format!("when[{w_idx}].note"), "must not be empty");
         }
-        if w.summary.as_deref().is_some_and(|n| n.trim().is_empty()) {
-            return Err(err(
-                &format!("when[{w_idx}].summary"),
-                "must not be empty".into(),
-            ));
+        match w.summary.as_deref() {
+            Some(sm) if sm.trim().is_empty() => {
+                p.add(format!("when[{w_idx}].summary"), "must not be empty");
+            }
+            Some(sm) => check_placeholders(&mut p, &format!("when[{w_idx}].summary"), sm, &names),
+            None => {}
         }
         when.push(When {
             clauses,
@@ -289,26 +348,23 @@ fn load_rule_with(origin: &str, text: &str, check_samples: bool) -> Result<Rule,
             note: w.note.as_ref().map(|n| n.trim().to_string()),
         });
     }
-    if when.is_empty() {
-        return Err(err(
-            "when",
-            "a rule needs at least one [[when]] with clauses".into(),
-        ));
+    if raw.when.is_empty() {
+        p.add("when", "a rule needs at least one [[when]] with clauses");
     }
 
     let mut boosts = Vec::new();
     for (idx, b) in raw.boosts.iter().enumerate() {
         if !names.contains(&b.signal) {
-            return Err(err(
-                &format!("boost[{idx}].signal"),
+            p.add(
+                format!("boost[{idx}].signal"),
                 format!("no signal named {:?}", b.signal),
-            ));
+            );
         }
         if !(0.0..=0.5).contains(&b.confidence) {
-            return Err(err(
-                &format!("boost[{idx}].confidence"),
-                "must be between 0 and 0.5".into(),
-            ));
+            p.add(
+                format!("boost[{idx}].confidence"),
+                "must be between 0 and 0.5",
+            );
         }
         boosts.push(Boost {
             signal: b.signal.clone(),
@@ -317,44 +373,225 @@ fn load_rule_with(origin: &str, text: &str, check_samples: bool) -> Result<Rule,
     }
 
     // Every signal is used by a clause or a boost.
-    for s in &signals {
+    for (idx, s) in raw.signals.iter().enumerate() {
         let used = when
             .iter()
             .flat_map(|w| &w.clauses)
             .any(|c| c.signals().contains(&s.name.as_str()))
             || boosts.iter().any(|b| b.signal == s.name);
         if !used {
-            return Err(err(
-                "signal",
+            p.add(
+                format!("signal[{idx}].name"),
                 format!("signal {:?} is used by no clause or boost", s.name),
-            ));
+            );
         }
     }
 
+    let samples = check_samples_of(&mut p, &raw, &compiled, check_samples);
+    for (idx, s) in raw.signals.iter().enumerate() {
+        if !samples.iter().any(|x| x.signal == s.name && x.matches) {
+            p.add(
+                format!("signal[{idx}].name"),
+                format!("signal {:?} has no sample line that matches it", s.name),
+            );
+        }
+    }
+
+    let signals: Vec<Signal> = compiled.into_iter().flatten().collect();
+    match (code, severity) {
+        (Some(code), Some(severity)) if p.list.is_empty() && unknown.is_empty() => Ok(Rule {
+            code,
+            id: raw.id,
+            name: raw.name,
+            severity,
+            confidence: raw.confidence,
+            title: raw.title,
+            summary: raw.summary,
+            doc: raw.doc,
+            explains: raw.explains,
+            remediation: raw.remediation,
+            references: raw.references,
+            signals,
+            when,
+            boosts,
+            samples,
+            origin: origin.to_string(),
+        }),
+        _ => Err(unknown.into_iter().chain(p.into_lines(text)).collect()),
+    }
+}
+
+/// The file as TOML of the expected shape, and its unknown keys (each named, with its line;
+/// the rest of the file is still checked without them). A syntax error or a value of the
+/// wrong type stops there: nothing after it can be trusted.
+fn parse_raw(origin: &str, text: &str) -> Result<(RawRule, Vec<LoadError>), Vec<LoadError>> {
+    let at = |e: &toml::de::Error| {
+        e.span().map(|s| {
+            text.get(..s.start)
+                .map_or(1, |t| t.matches('\n').count() + 1)
+        })
+    };
+    let fail = |e: toml::de::Error| {
+        vec![LoadError {
+            origin: origin.to_string(),
+            key: String::new(),
+            line: at(&e),
+            problem: e.message().to_string(),
+        }]
+    };
+    let mut table: toml::Table = toml::from_str(text).map_err(fail)?;
+    let mut p = Problems {
+        origin,
+        list: Vec::new(),
+    };
+    unknown_keys(&mut p, &mut table);
+    if p.list.is_empty() {
+        // Parsed from the text, a type error keeps its place in the file.
+        return toml::from_str::<RawRule>(text)
+            .map(|raw| (raw, Vec::new()))
+            .map_err(fail);
+    }
+    let unknown = p.into_lines(text);
+    match toml::Value::Table(table).try_into::<RawRule>() {
+        Ok(raw) => Ok((raw, unknown)),
+        Err(e) => Err(unknown.into_iter().chain(fail(e)).collect()),
+    }
+}
+
+/// The keys each table of a pattern file may hold (what `RawRule` and its parts accept).
+const TOP_KEYS: &[&str] = &[
+    "code",
+    "id",
+    "name",
+    "severity",
+    "confidence",
+    "title",
+    "summary",
+    "doc",
+    "explains",
+    "remediation",
+    "references",
+    "signal",
+    "when",
+    "boost",
+    "sample",
+];
+const SIGNAL_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "sources",
+    "level",
+    "text",
+    "not_text",
+    "fields",
+    "key",
+    "case_sensitive",
+];
+const WHEN_KEYS: &[&str] = &["all", "confidence", "summary", "note"];
+const CLAUSE_KEYS: &[&str] = &[
+    "count",
+    "absent",
+    "sequence",
+    "absent_after",
+    "span",
+    "at_least",
+    "at_most",
+    "within",
+    "join",
+    "until_first",
+];
+const BOOST_KEYS: &[&str] = &["signal", "confidence"];
+const SAMPLE_KEYS: &[&str] = &["signal", "source", "level", "text", "fields", "matches"];
+
+/// Names every key the file holds that no table of a pattern file knows, and removes it.
+fn unknown_keys(p: &mut Problems, top: &mut toml::Table) {
+    let check = |p: &mut Problems, prefix: &str, t: &mut toml::Table, known: &[&str]| {
+        let unknown: Vec<String> = t
+            .keys()
+            .filter(|k| !known.contains(&k.as_str()))
+            .cloned()
+            .collect();
+        for k in unknown {
+            let key = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            p.add(
+                key,
+                format!("unknown key {k:?} (known here: {})", known.join(", ")),
+            );
+            t.remove(&k);
+        }
+    };
+    check(p, "", top, TOP_KEYS);
+    for (name, known) in [
+        ("signal", SIGNAL_KEYS),
+        ("when", WHEN_KEYS),
+        ("boost", BOOST_KEYS),
+        ("sample", SAMPLE_KEYS),
+    ] {
+        let tables = top.get_mut(name).and_then(toml::Value::as_array_mut);
+        for (i, t) in tables.into_iter().flatten().enumerate() {
+            let Some(t) = t.as_table_mut() else { continue };
+            check(p, &format!("{name}[{i}]"), t, known);
+            if name != "when" {
+                continue;
+            }
+            let clauses = t.get_mut("all").and_then(toml::Value::as_array_mut);
+            for (j, c) in clauses.into_iter().flatten().enumerate() {
+                if let Some(c) = c.as_table_mut() {
+                    check(p, &format!("when[{i}].all[{j}]"), c, CLAUSE_KEYS);
+                }
+            }
+        }
+    }
+}
+
+/// Runs the sample lines against their signals (when `run`), naming each that fails.
+fn check_samples_of(
+    p: &mut Problems,
+    raw: &RawRule,
+    compiled: &[Option<Signal>],
+    run: bool,
+) -> Vec<Sample> {
     let mut samples = Vec::new();
     for (idx, s) in raw.samples.iter().enumerate() {
         let key = format!("sample[{idx}]");
-        let Some(sig_idx) = signals.iter().position(|g| g.name == s.signal) else {
-            return Err(err(
-                &format!("{key}.signal"),
+        let Some(sig_idx) = raw.signals.iter().position(|g| g.name == s.signal) else {
+            p.add(
+                format!("{key}.signal"),
                 format!("no signal named {:?}", s.signal),
-            ));
+            );
+            continue;
         };
+        let signal = compiled.get(sig_idx).and_then(Option::as_ref);
         let source = match &s.source {
-            Some(name) => SourceKind::from_name(name).ok_or_else(|| {
-                err(
-                    &format!("{key}.source"),
-                    format!("{name:?} is not a source kind"),
-                )
-            })?,
-            None => match &signals[sig_idx].sources {
-                SourceFilter::Kinds(kinds) => kinds.first().copied().unwrap_or(SourceKind::Unknown),
-                SourceFilter::Any => SourceKind::Unknown,
+            Some(name) => match SourceKind::from_name(name) {
+                Some(k) => k,
+                None => {
+                    p.add(
+                        format!("{key}.source"),
+                        format!("{name:?} is not a source kind"),
+                    );
+                    continue;
+                }
+            },
+            None => match signal.map(|g| &g.sources) {
+                Some(SourceFilter::Kinds(kinds)) => {
+                    kinds.first().copied().unwrap_or(SourceKind::Unknown)
+                }
+                _ => SourceKind::Unknown,
             },
         };
         let level = match &s.level {
-            Some(l) => Level::parse(l)
-                .ok_or_else(|| err(&format!("{key}.level"), format!("{l:?} is not a level")))?,
+            Some(l) => match Level::parse(l) {
+                Some(l) => l,
+                None => {
+                    p.add(format!("{key}.level"), format!("{l:?} is not a level"));
+                    continue;
+                }
+            },
             None => Level::Critical,
         };
         let sample = Sample {
@@ -368,51 +605,126 @@ fn load_rule_with(origin: &str, text: &str, check_samples: bool) -> Result<Rule,
                 .collect(),
             matches: s.matches,
         };
-        let mut ev = Event::new(1, sample.text.clone());
-        ev.kind = sample.source;
-        ev.level = level;
-        ev.fields = sample.fields.clone();
-        let holds =
-            !check_samples || signal_matches(&signals[sig_idx], &ev).is_some() == sample.matches;
-        if !holds {
-            let want = if sample.matches { "match" } else { "not match" };
-            return Err(err(
-                &key,
-                format!(
-                    "sample should {want} signal {:?} but does not: {:?}",
-                    s.signal, s.text
-                ),
-            ));
+        // A signal with problems of its own has been named already: its samples cannot run.
+        if let (true, Some(signal)) = (run, signal) {
+            let mut ev = Event::new(1, sample.text.clone());
+            ev.kind = sample.source;
+            ev.level = level;
+            ev.fields = sample.fields.clone();
+            if signal_matches(signal, &ev).is_some() != sample.matches {
+                let want = if sample.matches { "match" } else { "not match" };
+                p.add(
+                    &key,
+                    format!(
+                        "sample should {want} signal {:?} but does not: {:?}",
+                        s.signal, s.text
+                    ),
+                );
+            }
         }
         samples.push(sample);
     }
-    for s in &signals {
-        if !samples.iter().any(|x| x.signal == s.name && x.matches) {
-            return Err(err(
-                "sample",
-                format!("signal {:?} has no sample line that matches it", s.name),
-            ));
+    samples
+}
+
+/// What a summary placeholder may ask of a signal (`engine::fill_summary`).
+const PLACEHOLDERS: [&str; 6] = ["count", "first", "last", "span", "key", "keys"];
+
+/// Every `{what:signal}` of a summary must ask for a known value of a defined signal: an
+/// unknown one would be printed as written in every report.
+fn check_placeholders(p: &mut Problems, key: &str, summary: &str, names: &BTreeSet<String>) {
+    let mut rest = summary;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else { break };
+        let token = &after[..close];
+        rest = &after[close + 1..];
+        let Some((what, signal)) = token.split_once(':') else {
+            p.add(
+                key,
+                format!(
+                    "{{{token}}} is not a placeholder like {{count:signal}} ({})",
+                    PLACEHOLDERS.join(", ")
+                ),
+            );
+            continue;
+        };
+        if !PLACEHOLDERS.contains(&what) {
+            p.add(
+                key,
+                format!(
+                    "{{{token}}}: {what:?} is not one of {}",
+                    PLACEHOLDERS.join(", ")
+                ),
+            );
+        }
+        if !names.contains(signal) {
+            p.add(
+                key,
+                format!("{{{token}}} names signal {signal:?}, which the rule does not define"),
+            );
         }
     }
+}
 
-    Ok(Rule {
-        code,
-        id: raw.id,
-        name: raw.name,
-        severity,
-        confidence: raw.confidence,
-        title: raw.title,
-        summary: raw.summary,
-        doc: raw.doc,
-        explains: raw.explains,
-        remediation: raw.remediation,
-        references: raw.references,
-        signals,
-        when,
-        boosts,
-        samples,
-        origin: origin.to_string(),
-    })
+/// Lower-case ASCII words of letters and digits joined by single hyphens.
+pub fn is_kebab_case(name: &str) -> bool {
+    !name.is_empty()
+        && name.split('-').all(|w| {
+            !w.is_empty()
+                && w.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
+}
+
+/// The line (from 1) of a problem's key in the file: `signal[1].text[0]` is the line of the
+/// second `[[signal]]`'s first `text` regex; a key that is not in the file (a missing one)
+/// gives the line of its nearest table.
+fn key_line(text: &str, doc: &toml_edit::ImDocument<&str>, key: &str) -> Option<usize> {
+    use toml_edit::{Item, Table, TableLike, Value};
+    enum Node<'a> {
+        Item(&'a Item),
+        Table(&'a Table),
+        Value(&'a Value),
+    }
+    let mut node = Node::Table(doc.as_table());
+    let mut span: Option<std::ops::Range<usize>> = None;
+    for part in key.split('.') {
+        let (name, index) = match part.split_once('[') {
+            Some((n, i)) => (n, i.trim_end_matches(']').parse::<usize>().ok()),
+            None => (part, None),
+        };
+        let table: Option<&dyn TableLike> = match &node {
+            Node::Item(i) => i.as_table_like(),
+            Node::Table(t) => Some(*t as &dyn TableLike),
+            Node::Value(v) => v.as_inline_table().map(|t| t as &dyn TableLike),
+        };
+        let Some((k, item)) = table.and_then(|t| t.get_key_value(name)) else {
+            break;
+        };
+        span = k.span().or_else(|| item.span()).or(span);
+        node = Node::Item(item);
+        let Some(i) = index else { continue };
+        match item {
+            Item::ArrayOfTables(a) => match a.get(i) {
+                Some(t) => {
+                    span = t.span().or(span);
+                    node = Node::Table(t);
+                }
+                None => break,
+            },
+            Item::Value(Value::Array(a)) => match a.get(i) {
+                Some(v) => {
+                    span = v.span().or(span);
+                    node = Node::Value(v);
+                }
+                None => break,
+            },
+            _ => break,
+        }
+    }
+    let start = span?.start;
+    Some(text.get(..start).map_or(1, |t| t.matches('\n').count() + 1))
 }
 
 /// The doc must have every heading, in order, each followed by some text.
@@ -451,12 +763,24 @@ fn regex(pattern: &str, case_sensitive: bool) -> Result<Regex, String> {
         .case_insensitive(!case_sensitive)
         .size_limit(1 << 22)
         .build()
-        .map_err(|e| format!("bad regex {pattern:?}: {e}"))
+        .map_err(|e| {
+            // The regex crate's message draws a caret under the pattern over several lines;
+            // a problem is one line, so keep its last line, the reason.
+            let msg = e.to_string();
+            let why = msg
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or_default();
+            let why = why.trim().strip_prefix("error: ").unwrap_or(why.trim());
+            format!("bad regex {pattern:?}: {why}")
+        })
 }
 
-fn compile_signal(s: &RawSignal) -> Result<Signal, (String, String)> {
+fn compile_signal(s: &RawSignal) -> Result<Signal, Vec<(String, String)>> {
+    let mut errs: Vec<(String, String)> = Vec::new();
     if s.name.is_empty() {
-        return Err(("name".into(), "must not be empty".into()));
+        errs.push(("name".into(), "must not be empty".into()));
     }
     let sources = if s.sources.is_empty() || s.sources.iter().any(|x| x == "*") {
         SourceFilter::Any
@@ -468,7 +792,7 @@ fn compile_signal(s: &RawSignal) -> Result<Signal, (String, String)> {
                 .filter(|k| crate::query::source_matches(pat, "", k.as_str()))
                 .collect();
             if matched.is_empty() {
-                return Err((
+                errs.push((
                     format!("sources[{i}]"),
                     format!("{pat:?} matches no source kind"),
                 ));
@@ -480,29 +804,41 @@ fn compile_signal(s: &RawSignal) -> Result<Signal, (String, String)> {
         SourceFilter::Kinds(kinds)
     };
     let min_level = match &s.level {
-        Some(l) => Some(
-            Level::parse(l)
-                .ok_or_else(|| ("level".to_string(), format!("{l:?} is not a level")))?,
-        ),
+        Some(l) => {
+            let level = Level::parse(l);
+            if level.is_none() {
+                errs.push(("level".to_string(), format!("{l:?} is not a level")));
+            }
+            level
+        }
         None => None,
     };
-    let mut text = Vec::new();
-    for (i, p) in s.text.iter().enumerate() {
-        text.push(regex(p, s.case_sensitive).map_err(|e| (format!("text[{i}]"), e))?);
-    }
-    let mut not_text = Vec::new();
-    for (i, p) in s.not_text.iter().enumerate() {
-        not_text.push(regex(p, s.case_sensitive).map_err(|e| (format!("not_text[{i}]"), e))?);
-    }
-    let mut fields = Vec::new();
-    for (k, p) in &s.fields {
-        fields.push((
-            k.clone(),
-            regex(p, s.case_sensitive).map_err(|e| (format!("fields.{k}"), e))?,
-        ));
-    }
-    if text.is_empty() && fields.is_empty() {
-        return Err((
+    let mut compile = |key: String, p: &str| match regex(p, s.case_sensitive) {
+        Ok(r) => Some(r),
+        Err(e) => {
+            errs.push((key, e));
+            None
+        }
+    };
+    let text: Vec<Regex> = s
+        .text
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| compile(format!("text[{i}]"), p))
+        .collect();
+    let not_text: Vec<Regex> = s
+        .not_text
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| compile(format!("not_text[{i}]"), p))
+        .collect();
+    let fields: Vec<(String, Regex)> = s
+        .fields
+        .iter()
+        .filter_map(|(k, p)| compile(format!("fields.{k}"), p).map(|r| (k.clone(), r)))
+        .collect();
+    if s.text.is_empty() && s.fields.is_empty() {
+        errs.push((
             "text".into(),
             "a signal needs `text` regexes or `fields` conditions".into(),
         ));
@@ -513,11 +849,14 @@ fn compile_signal(s: &RawSignal) -> Result<Signal, (String, String)> {
             .chain(fields.iter().map(|(_, r)| r))
             .any(|r| r.capture_names().flatten().any(|n| n == key));
         if !captured {
-            return Err((
+            errs.push((
                 "key".into(),
                 format!("no regex of the signal has a capture group named {key:?}"),
             ));
         }
+    }
+    if !errs.is_empty() {
+        return Err(errs);
     }
     // Prefilter literals: from the text regexes (any of them), else from the field regexes
     // (all must hold, so any one field's literals will do).
@@ -713,6 +1052,66 @@ text = "boom"
             )
             .unwrap_err();
             assert_eq!(e.key, "when[0].confidence", "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn every_problem_of_a_file_is_reported_with_its_key_and_line() {
+        let text =
+            rule_with("[[when]]\nall = [{ count = \"a\" }, { absent = \"zz\" }]\nnote = \" \"")
+                .replace(
+                    "severity = \"error\"",
+                    "severity = \"fatal\"\ncolour = \"red\"",
+                )
+                .replace("name = \"test\"", "name = \"Not Kebab\"")
+                .replace(
+                    "summary = \"s\"",
+                    "summary = \"{count:a} then {count:nosuch} and {total:a}\"",
+                )
+                .replace("text = ['boom']", "text = ['boom', '(unclosed']");
+        let errs = check_rule("t.toml", &text).unwrap_err();
+        let got: Vec<(String, Option<usize>)> =
+            errs.iter().map(|e| (e.key.clone(), e.line)).collect();
+        let line_of = |needle: &str| text.lines().position(|l| l.contains(needle)).map(|i| i + 1);
+        for (key, line) in [
+            ("colour", line_of("colour")),
+            ("name", line_of("Not Kebab")),
+            ("severity", line_of("fatal")),
+            ("summary", line_of("nosuch")),
+            ("signal[0].text[1]", line_of("(unclosed")),
+            ("when[0].all[1]", line_of("absent")),
+            ("when[0].note", line_of("note")),
+        ] {
+            assert!(
+                got.contains(&(key.to_string(), line)),
+                "{key} at {line:?} missing from {got:?}"
+            );
+        }
+        // The summary's two bad placeholders are two problems; the good one is none.
+        let summary: Vec<&LoadError> = errs.iter().filter(|e| e.key == "summary").collect();
+        assert_eq!(summary.len(), 2, "{summary:?}");
+        assert!(
+            errs.iter().all(|e| !e.problem.contains('\n')),
+            "one line each"
+        );
+        let shown = errs[0].to_string();
+        assert!(shown.starts_with("t.toml:"), "{shown}");
+    }
+
+    #[test]
+    fn names_are_kebab_case() {
+        for good in ["serve-get-refused", "oom", "head-pod-v2"] {
+            assert!(is_kebab_case(good), "{good}");
+        }
+        for bad in [
+            "",
+            "Serve",
+            "serve_get",
+            "serve--get",
+            "-serve",
+            "serve get",
+        ] {
+            assert!(!is_kebab_case(bad), "{bad}");
         }
     }
 

@@ -44,10 +44,15 @@ pub fn full_report(path: &Path) -> Report {
     raysift::cli::rank_all(&tl, &engine, 0)
 }
 
+/// A fixed `generated_at` for every report the tests make (1 January 2025, UTC), so that
+/// reports and snapshots do not change with the clock.
+pub const SOURCE_DATE_EPOCH: &str = "1735689600";
+
 pub fn raysift(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_raysift"))
         .args(args)
         .env("NO_COLOR", "1")
+        .env("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
         .output()
         .expect("the raysift binary runs")
 }
@@ -113,4 +118,56 @@ pub fn diagnostics(report: &[u8]) -> Vec<(String, Option<u64>, String)> {
             )
         })
         .collect()
+}
+
+/// What is wrong with `value` as an instance of the repository's `schema/{which}.v1.json`
+/// (`report`, `batch` or `timeline`), read strictly: an object may hold no key the schema
+/// does not name, so a field added to the output without its schema fails here. (The
+/// published schemas let consumers meet unknown keys: v1 only gains fields.) Empty: valid.
+pub fn schema_errors(which: &str, value: &serde_json::Value) -> Vec<String> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static VALIDATORS: OnceLock<Mutex<HashMap<String, &'static jsonschema::Validator>>> =
+        OnceLock::new();
+    let validator = {
+        let mut map = VALIDATORS
+            .get_or_init(|| Mutex::new(HashMap::new()))
+            .lock()
+            .unwrap();
+        *map.entry(which.to_string()).or_insert_with(|| {
+            let path = root().join(format!("schema/{which}.v1.json"));
+            let mut schema: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            close_objects(&mut schema);
+            Box::leak(Box::new(
+                jsonschema::draft202012::new(&schema)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+            ))
+        })
+    };
+    validator
+        .iter_errors(value)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}
+
+/// Sets `additionalProperties: false` on every object schema that lists its properties and
+/// says nothing of others.
+fn close_objects(schema: &mut serde_json::Value) {
+    match schema {
+        serde_json::Value::Object(map) => {
+            let closed = map.get("type").and_then(|t| t.as_str()) == Some("object")
+                && map.contains_key("properties")
+                && !map.contains_key("additionalProperties");
+            if closed {
+                map.insert(
+                    "additionalProperties".into(),
+                    serde_json::Value::Bool(false),
+                );
+            }
+            map.values_mut().for_each(close_objects);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(close_objects),
+        _ => {}
+    }
 }
