@@ -59,6 +59,54 @@ pub enum Command {
     CheckPatterns(CheckPatternsArgs),
     /// Print a shell completion script (bash, zsh or fish) to standard output
     Completions(CompletionsArgs),
+    /// Gather a bundle from the cluster with your kubectl (read-only) into one .tar.gz
+    Collect(CollectArgs),
+}
+
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("target").args(["rayservice", "raycluster", "rayjob", "all"])))]
+pub struct CollectArgs {
+    /// Namespace of the Ray objects (default: the current context's)
+    #[arg(long, short = 'n', value_name = "NS")]
+    pub namespace: Option<String>,
+    /// Collect this RayService, its RayClusters, their pods and services
+    #[arg(long, value_name = "NAME")]
+    pub rayservice: Option<String>,
+    /// Collect this RayCluster, its pods and services
+    #[arg(long, value_name = "NAME")]
+    pub raycluster: Option<String>,
+    /// Collect this RayJob, its RayCluster and its submitter Job
+    #[arg(long, value_name = "NAME")]
+    pub rayjob: Option<String>,
+    /// Collect every RayService, RayCluster and RayJob of the namespace (the default)
+    #[arg(long)]
+    pub all: bool,
+    /// Namespace of the KubeRay operator (default: found by its label in any namespace)
+    #[arg(long, value_name = "NS")]
+    pub operator_namespace: Option<String>,
+    /// Only logs newer than this (passed to kubectl logs --since, e.g. 2h, 30m)
+    #[arg(long, value_name = "DURATION")]
+    pub since: Option<String>,
+    /// Write the archive here (default: raysift-collect-<namespace>-<time>.tar.gz)
+    #[arg(long, value_name = "FILE.tar.gz")]
+    pub out: Option<PathBuf>,
+    /// Kill a kubectl command that runs longer than this (e.g. 30s, 2m)
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    pub timeout: String,
+    /// Keep at most this much of one container's log, and of the head's Ray log directory
+    #[arg(long, value_name = "SIZE", default_value = "256M")]
+    pub max_log_bytes: String,
+    /// kubectl context to use (passed to every kubectl command)
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+    /// kubeconfig file to use (passed to every kubectl command)
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Print nothing on standard error but errors
+    #[arg(long, short)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub redact: RedactArgs,
 }
 
 #[derive(Args, Debug)]
@@ -376,7 +424,58 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Rules(args) => rules_cmd(args),
         Command::CheckPatterns(args) => check_patterns(args),
         Command::Completions(args) => completions(args),
+        Command::Collect(args) => collect(args),
     }
+}
+
+fn collect(args: CollectArgs) -> Result<ExitCode, Failure> {
+    use crate::collect::{Config, Target};
+    let timeout = query::parse_duration_arg(&args.timeout)
+        .ok()
+        .filter(|&us| us > 0)
+        .ok_or_else(|| {
+            Failure::usage(format!(
+                "--timeout {:?}: expected a duration such as 30s or 2m",
+                args.timeout
+            ))
+        })?;
+    let target = match (&args.rayservice, &args.raycluster, &args.rayjob) {
+        (Some(n), _, _) => Target::RayService(n.clone()),
+        (_, Some(n), _) => Target::RayCluster(n.clone()),
+        (_, _, Some(n)) => Target::RayJob(n.clone()),
+        _ => Target::All,
+    };
+    let mut global = Vec::new();
+    if let Some(c) = &args.context {
+        global.extend(["--context".to_string(), c.clone()]);
+    }
+    if let Some(k) = &args.kubeconfig {
+        global.extend(["--kubeconfig".to_string(), k.display().to_string()]);
+    }
+    let cfg = Config {
+        kubectl: "kubectl".to_string(),
+        global,
+        namespace: args.namespace.clone(),
+        operator_namespace: args.operator_namespace.clone(),
+        target,
+        since: args.since.clone(),
+        out: args.out.clone(),
+        timeout: std::time::Duration::from_micros(timeout.unsigned_abs()),
+        max_log_bytes: parse_size("--max-log-bytes", &args.max_log_bytes)?,
+        redactor: args.redact.redactor(),
+        progress: !args.quiet,
+    };
+    let done = crate::collect::run(cfg).map_err(|e| Failure::usage(e.to_string()))?;
+    eprintln!(
+        "raysift collect: wrote {} ({} files, {} bytes); {} of {} kubectl commands failed \
+         (each is recorded in metadata.json)",
+        done.path.display(),
+        done.files,
+        done.bytes,
+        done.failed,
+        done.commands
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn load_config(read: &ReadArgs) -> Result<(LoadConfig, TimeConfig), Failure> {

@@ -126,6 +126,7 @@ pub(crate) fn fixture() -> (Timeline, Report) {
             basis: "UTC stamps in other files of head-logs".to_string(),
         }],
         capture: None,
+        collected: None,
     };
 
     let refused_meaning =
