@@ -100,3 +100,14 @@ pub fn diagnostics(report: &[u8]) -> Vec<(String, Option<u64>, String)> {
         })
         .collect()
 }
+
+/// Runs the built binary with extra environment variables (a `PATH` with a fake `kubectl`
+/// first, for `raysift collect`).
+pub fn raysift_env(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_raysift"));
+    cmd.args(args).env("NO_COLOR", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("the raysift binary runs")
+}
