@@ -466,6 +466,13 @@ fn collect(args: CollectArgs) -> Result<ExitCode, Failure> {
         progress: !args.quiet,
     };
     let done = crate::collect::run(cfg).map_err(|e| Failure::usage(e.to_string()))?;
+    if done.failed == done.commands {
+        return Err(Failure::usage(format!(
+            "no kubectl command succeeded (is the cluster reachable with this context?); what each \
+             said is in {}",
+            done.path.display()
+        )));
+    }
     eprintln!(
         "raysift collect: wrote {} ({} files, {} bytes); {} of {} kubectl commands failed \
          (each is recorded in metadata.json)",

@@ -3,6 +3,7 @@
 //! (a forbidden `describe node`, a forbidden `exec`, missing objects), hangs on one, and
 //! refuses any verb that is not read-only. The collected archive's layout and metadata are
 //! checked, and `analyze` on it must give the causes it gives on the corpus bundle.
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -554,4 +555,19 @@ fn no_kubectl_writes_nothing_and_exits_2() {
         1,
         "no archive, no temporary file"
     );
+
+    // A kubectl that answers nothing (a cluster out of reach): the archive keeps the record,
+    // and the exit code says nothing was collected.
+    let fake = Fake::new(&dir.join("fake"));
+    let path = fake.install();
+    let got = raysift_env(
+        &["collect", "--quiet", "--out", out.to_str().unwrap()],
+        &[("PATH", &path)],
+    );
+    assert_eq!(got.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&got.stderr).contains("no kubectl command succeeded"));
+    let (_, files) = entries(&out);
+    let meta = metadata(&files);
+    assert_eq!(meta["target"], "all Ray objects");
+    assert_eq!(meta["commands_failed"], fake.calls().len());
 }

@@ -131,7 +131,7 @@ fn wait_until(child: &mut Child, deadline: Instant) -> Status {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;

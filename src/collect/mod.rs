@@ -133,7 +133,10 @@ struct Pod {
 /// One command run, for `metadata.json`.
 struct Record {
     args: Vec<String>,
+    /// How it ended (its output moved out: to the archive, or to the caller).
     outcome: Outcome,
+    /// Bytes of standard output it wrote, kept or not.
+    stdout_bytes: u64,
     file: Option<String>,
 }
 
@@ -229,7 +232,14 @@ impl Collector {
         }
         let mut full = self.cfg.global.clone();
         full.extend(args.iter().cloned());
-        let outcome = kubectl::run(&self.cfg.kubectl, &full, self.cfg.timeout, max);
+        if self.cfg.progress {
+            // The command first, its end once known: a slow one shows what is waited for.
+            eprint!("raysift collect: kubectl {} … ", args.join(" "));
+        }
+        let mut outcome = kubectl::run(&self.cfg.kubectl, &full, self.cfg.timeout, max);
+        if self.cfg.progress {
+            eprintln!("{}", verdict(&outcome));
+        }
         if let Status::NotStarted(why) = &outcome.status {
             if self.records.is_empty() {
                 self.fatal = Some(Error::NoKubectl(why.clone()));
@@ -246,30 +256,14 @@ impl Collector {
             },
             _ => None,
         };
-        if self.cfg.progress {
-            eprintln!(
-                "raysift collect: kubectl {} … {}",
-                args.join(" "),
-                verdict(&outcome)
-            );
-        }
-        let stdout = if file.is_some() && !self.needs_output(&args) {
-            Vec::new()
-        } else {
-            outcome.stdout.clone()
-        };
+        let stdout = std::mem::take(&mut outcome.stdout);
         self.records.push(Record {
             args,
+            stdout_bytes: stdout.len() as u64 + outcome.dropped,
             outcome,
             file: written,
         });
         stdout
-    }
-
-    /// Whether the caller reads a command's output (objects to discover from) or only stores it.
-    fn needs_output(&self, args: &[String]) -> bool {
-        args.first()
-            .is_some_and(|v| v == "get" || v == "version" || v == "exec")
     }
 
     /// `kubectl version`: the client's and the server's versions.
@@ -645,7 +639,7 @@ impl Collector {
                 "exit_code": match r.outcome.status { Status::Exit(c) => Some(c), _ => None },
                 "stderr": stderr,
                 "file": r.file,
-                "stdout_bytes": r.outcome.stdout.len() as u64 + r.outcome.dropped,
+                "stdout_bytes": r.stdout_bytes,
                 "elapsed_ms": r.outcome.elapsed.as_millis() as u64,
             }));
         }
