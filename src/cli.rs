@@ -439,6 +439,10 @@ fn collect(args: CollectArgs) -> Result<ExitCode, Failure> {
                 args.timeout
             ))
         })?;
+    if let Some(since) = &args.since {
+        // kubectl would refuse it on every `logs`: say so once, before anything runs.
+        query::parse_duration_arg(since).map_err(|e| Failure::usage(format!("--since: {e}")))?;
+    }
     let target = match (&args.rayservice, &args.raycluster, &args.rayjob) {
         (Some(n), _, _) => Target::RayService(n.clone()),
         (_, Some(n), _) => Target::RayCluster(n.clone()),

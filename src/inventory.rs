@@ -156,3 +156,23 @@ pub fn collected_line(c: &Collected) -> String {
         format!("raysift collect bundle ({}): {}", c.file, parts.join(", "))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_collected_line_names_what_is_known() {
+        let mut c = Collected {
+            file: "metadata.json".to_string(),
+            ..Collected::default()
+        };
+        assert_eq!(collected_line(&c), "raysift collect bundle (metadata.json)");
+        c.raysift_version = Some("0.1.0".to_string());
+        c.kubectl_server_version = Some("v1.29.4".to_string());
+        assert_eq!(
+            collected_line(&c),
+            "raysift collect bundle (metadata.json): raysift 0.1.0, server v1.29.4"
+        );
+    }
+}

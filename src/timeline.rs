@@ -559,6 +559,24 @@ mod tests {
     }
 
     #[test]
+    fn a_collect_bundle_is_known_by_its_collector() {
+        let facts = [
+            ("collector", "raysift collect"),
+            ("kubectl_client_version", "v1.30.2"),
+            ("operator_image", "null"),
+        ];
+        let got = collected_from("m/metadata.json", facts).unwrap();
+        assert_eq!(got.file, "m/metadata.json");
+        assert_eq!(got.kubectl_client_version.as_deref(), Some("v1.30.2"));
+        assert_eq!(got.operator_image, None, "a JSON null is no value");
+        assert_eq!(collected_from("x", [("collector", "other tool")]), None);
+        assert_eq!(
+            collected_from("x", [("kubectl_client_version", "v1")]),
+            None
+        );
+    }
+
+    #[test]
     fn troubleshoot_names() {
         let t = troubleshoot_stamp("support-bundle-2025-03-14T09_12_44");
         assert_eq!(

@@ -459,6 +459,15 @@ fn collects_a_rayservice_into_a_bundle_analyze_reads_as_the_original() {
     let collected = raysift(&["analyze", out.to_str().unwrap(), "--format", "json"]);
     let original = raysift(&["analyze", source().to_str().unwrap(), "--format", "json"]);
     assert_eq!(collected.status.code(), original.status.code());
+    let report: serde_json::Value = serde_json::from_slice(&collected.stdout).unwrap();
+    assert_eq!(
+        report["inventory"]["collected"]["kubectl_server_version"],
+        "v1.29.4-gke.1043002"
+    );
+    assert_eq!(
+        report["inventory"]["capture_time"].as_str(),
+        Some(collected_at)
+    );
     let ids = cause_ids(&collected.stdout);
     assert_eq!(ids, cause_ids(&original.stdout));
     assert_eq!(ids.first().map(String::as_str), Some("missing_dependency"));
