@@ -565,7 +565,9 @@ mod tests {
             ("kubectl_client_version", "v1.30.2"),
             ("operator_image", "null"),
         ];
-        let got = collected_from("m/metadata.json", facts).unwrap();
+        let Some(got) = collected_from("m/metadata.json", facts) else {
+            unreachable!("a raysift collect metadata file is recognised")
+        };
         assert_eq!(got.file, "m/metadata.json");
         assert_eq!(got.kubectl_client_version.as_deref(), Some("v1.30.2"));
         assert_eq!(got.operator_image, None, "a JSON null is no value");
