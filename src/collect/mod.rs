@@ -203,7 +203,9 @@ impl Collector {
         let versions = self.versions();
         let crds = self.crds();
         let operator_pods = self.operator();
-        let pods = self.targets();
+        let mut pods = self.targets();
+        // An operator in the namespace collected is collected once, as the operator.
+        pods.retain(|p| !operator_pods.iter().any(|o| o.name == p.name));
         for pod in &pods {
             self.pod(pod, "pods");
         }
@@ -338,6 +340,7 @@ impl Collector {
         match &target {
             Target::RayService(name) => {
                 let yaml = self.object("rayservice", name);
+                self.note_no_cluster("rayservice", name, &yaml);
                 let head_svc = format!("{name}-head-svc");
                 let serve_svc = format!("{name}-serve-svc");
                 let mut a = args(&["get", "service", &head_svc, &serve_svc]);
@@ -359,6 +362,7 @@ impl Collector {
             }
             Target::RayJob(name) => {
                 let yaml = self.object("rayjob", name);
+                self.note_no_cluster("rayjob", name, &yaml);
                 for cluster in cluster_names(&yaml) {
                     self.object("raycluster", &cluster);
                     pods.extend(self.cluster_pods(&cluster));
@@ -409,6 +413,16 @@ impl Collector {
                 .push(format!("no pod found for {}", target.describe()));
         }
         pods
+    }
+
+    /// A RayService or RayJob whose status names no RayCluster gives no pods: say why.
+    fn note_no_cluster(&mut self, kind: &str, name: &str, yaml: &[u8]) {
+        if !yaml.is_empty() && cluster_names(yaml).is_empty() {
+            self.notes.push(format!(
+                "{kind}/{name} names no RayCluster in its status (rayClusterName): no pod \
+                 collected for it; give --raycluster NAME to collect a cluster"
+            ));
+        }
     }
 
     /// `get KIND NAME -o yaml` and `describe KIND NAME`; returns the YAML.
@@ -552,9 +566,12 @@ impl Collector {
         }
         if dropped > 0 || lost {
             self.notes.push(format!(
-                "{}: the Ray log directory passed --max-log-bytes ({} bytes); the files after the \
-                 first {files} were left out",
-                pod.name, self.cfg.max_log_bytes
+                "{}: the Ray log directory's tar stream broke off after {} bytes (--max-log-bytes \
+                 {}, or exec ended early): {files} files kept, the last of them maybe cut short, \
+                 the rest left out",
+                pod.name,
+                tar_bytes.len(),
+                self.cfg.max_log_bytes
             ));
         }
     }
@@ -562,41 +579,18 @@ impl Collector {
     /// Adds the regular files of a tar stream under `under`; returns how many, and whether
     /// the stream broke off (cut at the byte bound).
     fn unpack(&mut self, tar_bytes: &[u8], under: &str) -> (usize, bool) {
-        use std::io::Read;
-        let mut archive = tar::Archive::new(tar_bytes);
-        let mut n = 0;
-        let Ok(entries) = archive.entries() else {
-            return (0, true);
-        };
-        for entry in entries {
-            let Ok(mut entry) = entry else {
-                return (n, true);
-            };
-            if entry.header().entry_type() != tar::EntryType::Regular {
-                continue;
+        let mut added = 0;
+        let lost = each_file(tar_bytes, &mut |rel, data| {
+            if self.fatal.is_some() {
+                return;
             }
-            let Ok(path) = entry.path().map(|p| p.to_string_lossy().into_owned()) else {
-                continue;
-            };
-            let rel: Vec<&str> = path
-                .split('/')
-                .filter(|s| !s.is_empty() && *s != "." && *s != "..")
-                .collect();
-            if rel.is_empty() {
-                continue;
+            let name = format!("{under}/{rel}");
+            match self.out.add(&name, data) {
+                Ok(_) => added += 1,
+                Err(e) => self.fatal = Some(Error::Io(self.out.temp_path(), e)),
             }
-            let mut data = Vec::new();
-            if entry.read_to_end(&mut data).is_err() {
-                return (n, true);
-            }
-            let name = format!("{under}/{}", rel.join("/"));
-            if let Err(e) = self.out.add(&name, &data) {
-                self.fatal = Some(Error::Io(self.out.temp_path(), e));
-                return (n, false);
-            }
-            n += 1;
-        }
-        (n, false)
+        });
+        (added, lost)
     }
 
     /// `describe node` of every node that hosts a collected pod.
@@ -669,6 +663,45 @@ impl Collector {
             self.fatal = Some(Error::Io(self.out.temp_path(), e));
         }
     }
+}
+
+/// Calls `f` with the relative path and bytes of each regular file of a tar stream (paths
+/// cleaned of `.`, `..` and empty components); returns whether the stream broke off: bytes
+/// that are no tar, or a last file cut short (given as far as it goes).
+fn each_file(tar_bytes: &[u8], f: &mut dyn FnMut(&str, &[u8])) -> bool {
+    use std::io::Read;
+    let mut archive = tar::Archive::new(tar_bytes);
+    let Ok(entries) = archive.entries() else {
+        return true;
+    };
+    for entry in entries {
+        let Ok(mut entry) = entry else {
+            return true;
+        };
+        if entry.header().entry_type() != tar::EntryType::Regular {
+            continue;
+        }
+        let Ok(path) = entry.path().map(|p| p.to_string_lossy().into_owned()) else {
+            continue;
+        };
+        let rel: Vec<&str> = path
+            .split('/')
+            .filter(|s| !s.is_empty() && *s != "." && *s != "..")
+            .collect();
+        if rel.is_empty() {
+            continue;
+        }
+        let size = entry.size();
+        let mut data = Vec::new();
+        let read = entry.read_to_end(&mut data);
+        if !data.is_empty() || read.is_ok() {
+            f(&rel.join("/"), &data);
+        }
+        if read.is_err() || (data.len() as u64) < size {
+            return true;
+        }
+    }
+    false
 }
 
 fn args(a: &[&str]) -> Vec<String> {
@@ -832,6 +865,49 @@ mod tests {
         let ray = pods_of(json, Some(&ray_related));
         assert_eq!(ray.len(), 1);
         assert!(pods_of(b"not json", None).is_empty());
+    }
+
+    fn tar_of(files: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut b = tar::Builder::new(Vec::new());
+        for (name, data) in files {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(data.len() as u64);
+            h.set_mode(0o644);
+            b.append_data(&mut h, name, *data).unwrap();
+        }
+        b.into_inner().unwrap()
+    }
+
+    #[test]
+    fn a_log_directory_cut_at_the_bound_keeps_what_came_whole() {
+        let tar = tar_of(&[
+            ("./raylet.out", &[b'a'; 600]),
+            ("./serve/x.log", &[b'b'; 2000]),
+        ]);
+        let mut got = Vec::new();
+        let lost = each_file(&tar, &mut |p, d| got.push((p.to_string(), d.len())));
+        assert!(!lost);
+        assert_eq!(
+            got,
+            vec![
+                ("raylet.out".to_string(), 600),
+                ("serve/x.log".to_string(), 2000)
+            ]
+        );
+        // Cut inside the second file's data: the first whole, the second as far as it goes.
+        got.clear();
+        let lost = each_file(&tar[..512 * 4 + 100], &mut |p, d| {
+            got.push((p.to_string(), d.len()))
+        });
+        assert!(lost);
+        assert_eq!(
+            got,
+            vec![
+                ("raylet.out".to_string(), 600),
+                ("serve/x.log".to_string(), 100)
+            ]
+        );
+        assert!(each_file(b"no tar at all", &mut |_, _| {}));
     }
 
     #[test]
