@@ -102,7 +102,7 @@ pub struct CollectArgs {
     /// kubeconfig file to use (passed to every kubectl command)
     #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
-    /// Print nothing on standard error but errors
+    /// On standard error, only the closing line (no line per command)
     #[arg(long, short)]
     pub quiet: bool,
     #[command(flatten)]

@@ -47,9 +47,24 @@ pub struct Outcome {
     pub elapsed: Duration,
 }
 
+/// Which part of an output longer than its bound is kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keep {
+    /// The first bytes (a tar stream, an object: only a beginning can be read).
+    Head,
+    /// The last bytes, from the first line end in them (a log: the end is where it failed).
+    Tail,
+}
+
 /// Runs `program args…` with standard input closed, for at most `timeout`, keeping at most
-/// `max_stdout` bytes of its output.
-pub fn run(program: &str, args: &[String], timeout: Duration, max_stdout: u64) -> Outcome {
+/// `max_stdout` bytes of its output (which ones: `keep`).
+pub fn run(
+    program: &str,
+    args: &[String],
+    timeout: Duration,
+    max_stdout: u64,
+    keep: Keep,
+) -> Outcome {
     let started = Instant::now();
     let child = Command::new(program)
         .args(args)
@@ -69,8 +84,8 @@ pub fn run(program: &str, args: &[String], timeout: Duration, max_stdout: u64) -
             }
         }
     };
-    let out = reader(child.stdout.take(), max_stdout);
-    let err = reader(child.stderr.take(), MAX_STDERR as u64);
+    let out = reader(child.stdout.take(), max_stdout, keep);
+    let err = reader(child.stderr.take(), MAX_STDERR as u64, Keep::Head);
     let status = wait_until(&mut child, started + timeout);
     // A killed command's pipes close with it, unless a child of its own still holds them.
     let grace = if status == Status::TimedOut {
@@ -89,25 +104,72 @@ pub fn run(program: &str, args: &[String], timeout: Duration, max_stdout: u64) -
     }
 }
 
-/// Reads a pipe to its end on a thread of its own: the first `max` bytes kept, the rest
-/// counted. The result arrives on the channel (never, if the pipe is never closed).
-fn reader(pipe: Option<impl Read + Send + 'static>, max: u64) -> mpsc::Receiver<(Vec<u8>, u64)> {
+/// Reads a pipe to its end on a thread of its own, keeping at most `max` bytes (the first or
+/// the last) and counting the rest. The result arrives on the channel (never, if the pipe is
+/// never closed).
+fn reader(
+    pipe: Option<impl Read + Send + 'static>,
+    max: u64,
+    keep: Keep,
+) -> mpsc::Receiver<(Vec<u8>, u64)> {
     let (tx, rx) = mpsc::channel();
-    if let Some(mut pipe) = pipe {
-        thread::spawn(move || {
-            let mut kept = Vec::new();
-            let _ = (&mut pipe).take(max).read_to_end(&mut kept);
-            let dropped = io_count(&mut pipe);
-            let _ = tx.send((kept, dropped));
-        });
-    } else {
-        let _ = tx.send((Vec::new(), 0));
+    match pipe {
+        Some(mut pipe) => {
+            thread::spawn(move || {
+                let got = match keep {
+                    Keep::Head => head(&mut pipe, max),
+                    Keep::Tail => tail(&mut pipe, max),
+                };
+                let _ = tx.send(got);
+            });
+        }
+        None => {
+            let _ = tx.send((Vec::new(), 0));
+        }
     }
     rx
 }
 
-fn io_count(pipe: &mut impl Read) -> u64 {
-    std::io::copy(pipe, &mut std::io::sink()).unwrap_or(0)
+fn head(pipe: &mut impl Read, max: u64) -> (Vec<u8>, u64) {
+    let mut kept = Vec::new();
+    let _ = pipe.take(max).read_to_end(&mut kept);
+    let dropped = std::io::copy(pipe, &mut std::io::sink()).unwrap_or(0);
+    (kept, dropped)
+}
+
+/// The last `max` bytes of the stream from the first line start in them (the whole stream
+/// when it fits), and how many bytes came before. Holds at most about 1.25 × `max`.
+fn tail(pipe: &mut impl Read, max: u64) -> (Vec<u8>, u64) {
+    let max = usize::try_from(max).unwrap_or(usize::MAX);
+    let mut kept: Vec<u8> = Vec::new();
+    let mut dropped = 0u64;
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        match pipe.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => kept.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
+        // Cut back once a quarter more than the bound is held: memory stays near the bound.
+        if kept.len() > max.saturating_add(max / 4).max(1 << 20) {
+            let cut = kept.len() - max;
+            kept.drain(..cut);
+            dropped += cut as u64;
+        }
+    }
+    if kept.len() > max {
+        let mut cut = kept.len() - max;
+        // Start at a whole line (unless the cut already falls on one).
+        if kept.get(cut - 1) != Some(&b'\n') {
+            if let Some(nl) = kept[cut..].iter().position(|&b| b == b'\n') {
+                cut += nl + 1;
+            }
+        }
+        kept.drain(..cut);
+        dropped += cut as u64;
+    }
+    (kept, dropped)
 }
 
 /// Waits for the child until `deadline`, polling (a few milliseconds at first, then less
@@ -142,6 +204,7 @@ mod tests {
             &["-c".to_string(), script.to_string()],
             Duration::from_millis(timeout_ms),
             max,
+            Keep::Head,
         )
     }
 
@@ -163,6 +226,26 @@ mod tests {
     }
 
     #[test]
+    fn a_log_past_the_bound_keeps_its_last_whole_lines() {
+        let o = run(
+            "sh",
+            &[
+                "-c".to_string(),
+                "printf 'one\\ntwo\\nthree\\n'".to_string(),
+            ],
+            Duration::from_secs(10),
+            8,
+            Keep::Tail,
+        );
+        assert_eq!(String::from_utf8_lossy(&o.stdout), "three\n");
+        assert_eq!(o.dropped, 8);
+        let mut big = std::io::Cursor::new(b"x\n".repeat(2_000_000));
+        let (kept, dropped) = tail(&mut big, 10);
+        assert_eq!(kept, b"x\nx\nx\nx\nx\n");
+        assert_eq!(dropped, 4_000_000 - 10);
+    }
+
+    #[test]
     fn a_hang_is_cut_at_the_deadline() {
         let o = sh("echo started; exec sleep 30", 300, 1 << 20);
         assert_eq!(o.status, Status::TimedOut);
@@ -171,7 +254,13 @@ mod tests {
 
     #[test]
     fn a_missing_program_is_not_started() {
-        let o = run("raysift-no-such-program", &[], Duration::from_secs(1), 10);
+        let o = run(
+            "raysift-no-such-program",
+            &[],
+            Duration::from_secs(1),
+            10,
+            Keep::Head,
+        );
         assert!(matches!(o.status, Status::NotStarted(_)));
     }
 }

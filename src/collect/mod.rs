@@ -32,7 +32,7 @@ use serde_json::{json, Value};
 use crate::event::{format_rfc3339, Micros};
 use crate::redact::Redactor;
 use archive::Writer;
-use kubectl::{Outcome, Status};
+use kubectl::{Keep, Outcome, Status};
 
 /// What the collected bundle's `metadata.json` says made it: `analyze` recognises the bundle
 /// by this value of its `collector` key.
@@ -229,6 +229,12 @@ impl Collector {
     /// in the archive when it is not empty. Returns the output (empty once collection has
     /// stopped: `kubectl` missing, or the archive cannot be written).
     fn kubectl(&mut self, args: Vec<String>, file: Option<&str>, max: u64) -> Vec<u8> {
+        // A log is kept from its end, anything else from its start.
+        let keep = if args.first().is_some_and(|v| v == "logs") {
+            Keep::Tail
+        } else {
+            Keep::Head
+        };
         if self.fatal.is_some() {
             return Vec::new();
         }
@@ -238,7 +244,7 @@ impl Collector {
             // The command first, its end once known: a slow one shows what is waited for.
             eprint!("raysift collect: kubectl {} … ", args.join(" "));
         }
-        let mut outcome = kubectl::run(&self.cfg.kubectl, &full, self.cfg.timeout, max);
+        let mut outcome = kubectl::run(&self.cfg.kubectl, &full, self.cfg.timeout, max, keep);
         if self.cfg.progress {
             eprintln!("{}", verdict(&outcome));
         }
@@ -516,7 +522,7 @@ impl Collector {
         if let Some(r) = self.records.last() {
             if r.outcome.dropped > 0 {
                 self.notes.push(format!(
-                    "{file}: the log passed --max-log-bytes; its last {} bytes were left out",
+                    "{file}: the log passed --max-log-bytes; its first {} bytes were left out",
                     r.outcome.dropped
                 ));
             }
