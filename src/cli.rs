@@ -62,6 +62,8 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the JSON Schema of an output: the analyze report, a batch line or a timeline line
     Schema(SchemaArgs),
+    /// Gather a bundle from the cluster with your kubectl (read-only) into one .tar.gz
+    Collect(CollectArgs),
 }
 
 #[derive(Args, Debug)]
@@ -91,6 +93,52 @@ impl SchemaOf {
             SchemaOf::Timeline => include_str!("../schema/timeline.v1.json"),
         }
     }
+}
+
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("target").args(["rayservice", "raycluster", "rayjob", "all"])))]
+pub struct CollectArgs {
+    /// Namespace of the Ray objects (default: the current context's)
+    #[arg(long, short = 'n', value_name = "NS")]
+    pub namespace: Option<String>,
+    /// Collect this RayService, its RayClusters, their pods and services
+    #[arg(long, value_name = "NAME")]
+    pub rayservice: Option<String>,
+    /// Collect this RayCluster, its pods and services
+    #[arg(long, value_name = "NAME")]
+    pub raycluster: Option<String>,
+    /// Collect this RayJob, its RayCluster and its submitter Job
+    #[arg(long, value_name = "NAME")]
+    pub rayjob: Option<String>,
+    /// Collect every RayService, RayCluster and RayJob of the namespace (the default)
+    #[arg(long)]
+    pub all: bool,
+    /// Namespace of the KubeRay operator (default: found by its label in any namespace)
+    #[arg(long, value_name = "NS")]
+    pub operator_namespace: Option<String>,
+    /// Only logs newer than this (passed to kubectl logs --since, e.g. 2h, 30m)
+    #[arg(long, value_name = "DURATION")]
+    pub since: Option<String>,
+    /// Write the archive here (default: raysift-collect-<namespace>-<time>.tar.gz)
+    #[arg(long, value_name = "FILE.tar.gz")]
+    pub out: Option<PathBuf>,
+    /// Kill a kubectl command that runs longer than this (e.g. 30s, 2m)
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    pub timeout: String,
+    /// Keep at most this much of one container's log, and of the head's Ray log directory
+    #[arg(long, value_name = "SIZE", default_value = "256M")]
+    pub max_log_bytes: String,
+    /// kubectl context to use (passed to every kubectl command)
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+    /// kubeconfig file to use (passed to every kubectl command)
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// On standard error, only the closing line (no line per command)
+    #[arg(long, short)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub redact: RedactArgs,
 }
 
 #[derive(Args, Debug)]
@@ -508,7 +556,69 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::CheckPatterns(args) => check_patterns(args),
         Command::Completions(args) => completions(args),
         Command::Schema(args) => emit(None, args.of.text().as_bytes()).map(|()| ExitCode::SUCCESS),
+        Command::Collect(args) => collect(args),
     }
+}
+
+fn collect(args: CollectArgs) -> Result<ExitCode, Failure> {
+    use crate::collect::{Config, Target};
+    let timeout = query::parse_duration_arg(&args.timeout)
+        .ok()
+        .filter(|&us| us > 0)
+        .ok_or_else(|| {
+            Failure::usage(format!(
+                "--timeout {:?}: expected a duration such as 30s or 2m",
+                args.timeout
+            ))
+        })?;
+    if let Some(since) = &args.since {
+        // kubectl would refuse it on every `logs`: say so once, before anything runs.
+        query::parse_duration_arg(since).map_err(|e| Failure::usage(format!("--since: {e}")))?;
+    }
+    let target = match (&args.rayservice, &args.raycluster, &args.rayjob) {
+        (Some(n), _, _) => Target::RayService(n.clone()),
+        (_, Some(n), _) => Target::RayCluster(n.clone()),
+        (_, _, Some(n)) => Target::RayJob(n.clone()),
+        _ => Target::All,
+    };
+    let mut global = Vec::new();
+    if let Some(c) = &args.context {
+        global.extend(["--context".to_string(), c.clone()]);
+    }
+    if let Some(k) = &args.kubeconfig {
+        global.extend(["--kubeconfig".to_string(), k.display().to_string()]);
+    }
+    let cfg = Config {
+        kubectl: "kubectl".to_string(),
+        global,
+        namespace: args.namespace.clone(),
+        operator_namespace: args.operator_namespace.clone(),
+        target,
+        since: args.since.clone(),
+        out: args.out.clone(),
+        timeout: std::time::Duration::from_micros(timeout.unsigned_abs()),
+        max_log_bytes: parse_size("--max-log-bytes", &args.max_log_bytes)?,
+        redactor: args.redact.redactor(),
+        progress: !args.quiet,
+    };
+    let done = crate::collect::run(cfg).map_err(|e| Failure::usage(e.to_string()))?;
+    if done.failed == done.commands {
+        return Err(Failure::usage(format!(
+            "no kubectl command succeeded (is the cluster reachable with this context?); what each \
+             said is in {}",
+            done.path.display()
+        )));
+    }
+    eprintln!(
+        "raysift collect: wrote {} ({} files, {} bytes); {} of {} kubectl commands failed \
+         (each is recorded in metadata.json)",
+        done.path.display(),
+        done.files,
+        done.bytes,
+        done.failed,
+        done.commands
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn load_config(read: &ReadArgs) -> Result<(LoadConfig, TimeConfig), Failure> {

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::diag::Diagnostic;
 use crate::event::{format_rfc3339, Event, Micros};
-use crate::timeline::{format_offset, Timeline};
+use crate::timeline::{format_offset, Collected, Timeline};
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Inventory {
@@ -25,6 +25,9 @@ pub struct Inventory {
     pub zones: Vec<ZoneGroup>,
     pub capture_time: Option<String>,
     pub capture_basis: Option<String>,
+    /// Set for a bundle written by `raysift collect`: its metadata's versions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collected: Option<Collected>,
     pub file_list: Vec<FileRow>,
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -115,6 +118,7 @@ impl Inventory {
                 .collect(),
             capture_time: tl.capture.as_ref().map(|c| format_rfc3339(c.micros)),
             capture_basis: tl.capture.as_ref().map(|c| c.basis.clone()),
+            collected: tl.collected.clone(),
             file_list: tl
                 .files
                 .iter()
@@ -129,5 +133,46 @@ impl Inventory {
                 .collect(),
             diagnostics: tl.diagnostics.clone(),
         }
+    }
+}
+
+/// The line an inventory gives a `raysift collect` bundle: what collected it and the versions
+/// its metadata records.
+pub fn collected_line(c: &Collected) -> String {
+    let mut parts = Vec::new();
+    let mut push = |label: &str, v: &Option<String>| {
+        if let Some(v) = v {
+            parts.push(format!("{label} {v}"));
+        }
+    };
+    push("raysift", &c.raysift_version);
+    push("kubectl client", &c.kubectl_client_version);
+    push("server", &c.kubectl_server_version);
+    push("operator image", &c.operator_image);
+    push("CRDs served", &c.crd_versions);
+    if parts.is_empty() {
+        format!("raysift collect bundle ({})", c.file)
+    } else {
+        format!("raysift collect bundle ({}): {}", c.file, parts.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_collected_line_names_what_is_known() {
+        let mut c = Collected {
+            file: "metadata.json".to_string(),
+            ..Collected::default()
+        };
+        assert_eq!(collected_line(&c), "raysift collect bundle (metadata.json)");
+        c.raysift_version = Some("0.1.0".to_string());
+        c.kubectl_server_version = Some("v1.29.4".to_string());
+        assert_eq!(
+            collected_line(&c),
+            "raysift collect bundle (metadata.json): raysift 0.1.0, server v1.29.4"
+        );
     }
 }

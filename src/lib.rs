@@ -9,6 +9,7 @@ pub mod batch;
 pub mod bundle;
 pub mod classify;
 pub mod cli;
+pub mod collect;
 pub mod complete;
 pub mod diag;
 pub mod event;

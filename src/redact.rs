@@ -176,6 +176,29 @@ impl Redactor {
         }
     }
 
+    /// Redacts a whole file, line by line as a sequence of records (a private key or an
+    /// environment value split over lines is masked too), keeping every line and line end:
+    /// what `raysift collect --redact` writes.
+    pub fn file_text(&mut self, text: &str) -> String {
+        self.reset_sequence();
+        let mut out = String::with_capacity(text.len());
+        for line in text.split_inclusive('\n') {
+            let (body, end) = match line.strip_suffix('\n') {
+                Some(b) => match b.strip_suffix('\r') {
+                    Some(b) => (b, "\r\n"),
+                    None => (b, "\n"),
+                },
+                None => (line, ""),
+            };
+            let mut s = body.to_string();
+            self.record_text(&mut s);
+            out.push_str(&s);
+            out.push_str(end);
+        }
+        self.reset_sequence();
+        out
+    }
+
     fn in_place(&mut self, s: &mut String) {
         let out = self.text(s);
         if out != *s {

@@ -15,8 +15,8 @@
 use crate::event::{Event, FileId, Micros, RawTime, Timestamp, TsQuality, MICROS_PER_SEC};
 use crate::load::FileInfo;
 use crate::timeline::{
-    capture_without_record, recorded_time, resolve_no_year, zones_for, CaptureTime, TimeConfig,
-    ZoneDecision,
+    capture_without_record, collected_fact, collected_from, recorded_time, resolve_no_year,
+    zones_for, CaptureTime, Collected, TimeConfig, ZoneDecision,
 };
 
 /// A time that resolves without any other year-less stamp: explicit UTC, or zone-less.
@@ -77,6 +77,8 @@ pub struct FileTimes {
     ages: Option<(i64, i64)>,
     n_ages: u64,
     recorded: Option<(String, Micros)>,
+    /// The facts that say how a `raysift collect` bundle was collected (`collected_fact`).
+    collected: Vec<(String, String)>,
     carry: Carry,
 }
 
@@ -94,6 +96,9 @@ impl FileTimes {
             if let Some((path, t)) = recorded_time(ev) {
                 self.recorded = Some((path.to_string(), t));
             }
+        }
+        if let Some((path, value)) = collected_fact(ev) {
+            self.collected.push((path.to_string(), value.to_string()));
         }
         let own = match ev.raw_time {
             None => Own::None,
@@ -242,6 +247,13 @@ impl Tracker {
             })
         });
         let capture = recorded.or_else(|| capture_without_record(files, root_name, || newest));
+        let collected = files
+            .iter()
+            .filter(|f| f.kind == crate::event::SourceKind::BundleMeta)
+            .find_map(|f| {
+                let facts = &by_id.get(f.id as usize)?.collected;
+                collected_from(&f.path, facts.iter().map(|(p, v)| (p.as_str(), v.as_str())))
+            });
         let mut timed = 0u64;
         for (id, t) in by_id.iter().enumerate() {
             timed += t.anchors;
@@ -257,6 +269,7 @@ impl Tracker {
             no_year,
             zones,
             capture,
+            collected,
             window: all,
             timed,
         }
@@ -279,6 +292,7 @@ pub struct Resolution {
     no_year: Vec<Vec<Option<Micros>>>,
     pub zones: Vec<ZoneDecision>,
     pub capture: Option<CaptureTime>,
+    pub collected: Option<Collected>,
     /// First and last resolved time of the bundle.
     pub window: Option<(Micros, Micros)>,
     /// Events whose time resolves.

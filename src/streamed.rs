@@ -70,6 +70,7 @@ impl Outline {
             diagnostics: streamed.diagnostics,
             zones: resolution.zones.clone(),
             capture: resolution.capture.clone(),
+            collected: resolution.collected.clone(),
         };
         Outline {
             timeline,

@@ -20,7 +20,7 @@
 use std::collections::BTreeMap;
 
 use crate::event::{
-    micros_from_civil, Event, Micros, RawTime, Timestamp, TsQuality, MICROS_PER_SEC,
+    micros_from_civil, Event, Micros, RawTime, SourceKind, Timestamp, TsQuality, MICROS_PER_SEC,
 };
 use crate::load::{FileInfo, Loaded};
 use crate::parse::primitives::instant;
@@ -48,6 +48,64 @@ pub struct CaptureTime {
     pub basis: String,
 }
 
+/// What the `metadata.json` of a `raysift collect` bundle records of its collection.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Collected {
+    /// The metadata file.
+    pub file: String,
+    pub raysift_version: Option<String>,
+    pub kubectl_client_version: Option<String>,
+    pub kubectl_server_version: Option<String>,
+    pub operator_image: Option<String>,
+    pub crd_versions: Option<String>,
+}
+
+/// The facts of a metadata file that say how a `raysift collect` bundle was collected: the
+/// fact's path and its value.
+pub(crate) fn collected_fact(ev: &Event) -> Option<(&str, &str)> {
+    let path = ev.field("path")?;
+    matches!(
+        path,
+        "collector"
+            | "raysift_version"
+            | "kubectl_client_version"
+            | "kubectl_server_version"
+            | "operator_image"
+            | "crd_versions"
+    )
+    .then(|| {
+        (
+            path,
+            ev.field("value").unwrap_or("").trim().trim_matches('"'),
+        )
+    })
+}
+
+/// The collection a metadata file records, when its `collector` is `raysift collect`.
+pub(crate) fn collected_from<'a>(
+    file: &str,
+    facts: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Option<Collected> {
+    let mut got = Collected {
+        file: file.to_string(),
+        ..Collected::default()
+    };
+    let mut ours = false;
+    for (path, value) in facts {
+        let v = Some(value.to_string()).filter(|v| !v.is_empty() && v != "null");
+        match path {
+            "collector" => ours |= value == crate::collect::COLLECTOR,
+            "raysift_version" => got.raysift_version = v,
+            "kubectl_client_version" => got.kubectl_client_version = v,
+            "kubectl_server_version" => got.kubectl_server_version = v,
+            "operator_image" => got.operator_image = v,
+            "crd_versions" => got.crd_versions = v,
+            _ => {}
+        }
+    }
+    ours.then_some(got)
+}
+
 /// The merged, resolved event stream of a bundle.
 #[derive(Debug)]
 pub struct Timeline {
@@ -58,6 +116,8 @@ pub struct Timeline {
     pub diagnostics: Vec<crate::diag::Diagnostic>,
     pub zones: Vec<ZoneDecision>,
     pub capture: Option<CaptureTime>,
+    /// Set for a bundle written by `raysift collect`.
+    pub collected: Option<Collected>,
 }
 
 impl Timeline {
@@ -173,6 +233,13 @@ pub fn build(loaded: Loaded, cfg: &TimeConfig) -> Timeline {
         }
     }
 
+    let collected = files
+        .iter()
+        .filter(|f| f.kind == SourceKind::BundleMeta)
+        .find_map(|f| {
+            let evs = events.get(f.id as usize)?;
+            collected_from(&f.path, evs.iter().filter_map(collected_fact))
+        });
     let merged = merge(events);
     Timeline {
         bundle_path,
@@ -182,6 +249,7 @@ pub fn build(loaded: Loaded, cfg: &TimeConfig) -> Timeline {
         diagnostics,
         zones,
         capture,
+        collected,
     }
 }
 
@@ -487,6 +555,26 @@ mod tests {
         assert_eq!(
             got.map(format_rfc3339).as_deref(),
             Some("2023-12-31T23:00:00.000Z")
+        );
+    }
+
+    #[test]
+    fn a_collect_bundle_is_known_by_its_collector() {
+        let facts = [
+            ("collector", "raysift collect"),
+            ("kubectl_client_version", "v1.30.2"),
+            ("operator_image", "null"),
+        ];
+        let Some(got) = collected_from("m/metadata.json", facts) else {
+            unreachable!("a raysift collect metadata file is recognised")
+        };
+        assert_eq!(got.file, "m/metadata.json");
+        assert_eq!(got.kubectl_client_version.as_deref(), Some("v1.30.2"));
+        assert_eq!(got.operator_image, None, "a JSON null is no value");
+        assert_eq!(collected_from("x", [("collector", "other tool")]), None);
+        assert_eq!(
+            collected_from("x", [("kubectl_client_version", "v1")]),
+            None
         );
     }
 

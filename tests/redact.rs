@@ -141,6 +141,7 @@ fn planted() -> Planted {
         }],
         zones: Vec::new(),
         capture: None,
+        collected: None,
     };
     // Every single-record planted line is evidence of a cause (the split ones are context).
     let evidence: Vec<Evidence> = tl

@@ -649,6 +649,13 @@ fn write_inventory(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     if let (Some(t), Some(basis)) = (&inv.capture_time, &inv.capture_basis) {
         write!(w, " Captured {} ({}).", esc(t), esc(basis))?;
     }
+    if let Some(c) = &inv.collected {
+        write!(
+            w,
+            " Collected: {}.",
+            esc(&crate::inventory::collected_line(c))
+        )?;
+    }
     writeln!(w, "</p>")?;
     if !inv.zones.is_empty() {
         writeln!(w, "<h4>Time zones of Ray logs</h4>\n<ul>")?;

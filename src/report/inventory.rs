@@ -36,6 +36,14 @@ pub fn write_text(w: &mut dyn Write, inv: &Inventory, style: Style) -> io::Resul
     if let (Some(t), Some(basis)) = (&inv.capture_time, &inv.capture_basis) {
         writeln!(w, "{} {t} ({basis})", style.bold("Captured:"))?;
     }
+    if let Some(c) = &inv.collected {
+        writeln!(
+            w,
+            "{} {}",
+            style.bold("Collected:"),
+            crate::inventory::collected_line(c)
+        )?;
+    }
     writeln!(w, "\n{}", style.bold("Sources:"))?;
     for (kind, n) in &inv.sources {
         writeln!(

@@ -253,6 +253,13 @@ fn write_inventory(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     if let (Some(t), Some(basis)) = (&inv.capture_time, &inv.capture_basis) {
         writeln!(w, "Captured {t} ({}).", inline(basis))?;
     }
+    if let Some(c) = &inv.collected {
+        writeln!(
+            w,
+            "Collected: {}.",
+            inline(&crate::inventory::collected_line(c))
+        )?;
+    }
     writeln!(w)?;
     if !inv.sources.is_empty() {
         writeln!(w, "| Source | Files |")?;

@@ -126,6 +126,7 @@ pub(crate) fn fixture() -> (Timeline, Report) {
             basis: "UTC stamps in other files of head-logs".to_string(),
         }],
         capture: None,
+        collected: None,
     };
 
     let object = |kind: &str, namespace: Option<&str>, name: &str| crate::objects::ObjectRef {

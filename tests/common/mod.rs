@@ -171,3 +171,16 @@ fn close_objects(schema: &mut serde_json::Value) {
         _ => {}
     }
 }
+
+/// Runs the built binary with extra environment variables whose values need not be UTF-8 (a
+/// `PATH` with a fake `kubectl` first, for `raysift collect`).
+pub fn raysift_env_os(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_raysift"));
+    cmd.args(args)
+        .env("NO_COLOR", "1")
+        .env("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("the raysift binary runs")
+}
