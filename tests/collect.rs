@@ -444,15 +444,18 @@ fn collects_a_rayservice_into_a_bundle_analyze_reads_as_the_original() {
     // analyze reads it: the inventory names the collection, the causes are the corpus bundle's.
     let inv = raysift(&["analyze", out.to_str().unwrap(), "--inventory"]);
     let inv = String::from_utf8_lossy(&inv.stdout);
+    // Paths are the archive's own, under its top folder.
     assert!(
-        inv.contains("Collected: raysift collect bundle (metadata.json): raysift "),
+        inv.contains(&format!(
+            "Collected: raysift collect bundle ({root}/metadata.json): raysift "
+        )),
         "{inv}"
     );
     assert!(inv.contains("kubectl client v1.30.2, server v1.29.4-gke.1043002, operator image quay.io/kuberay/operator:v1.1.1"), "{inv}");
     let collected_at = meta["collected_at"].as_str().unwrap();
     assert!(
         inv.contains(&format!(
-            "Captured: {collected_at} (collected_at in metadata.json)"
+            "Captured: {collected_at} (collected_at in {root}/metadata.json)"
         )),
         "{inv}"
     );
