@@ -628,74 +628,70 @@ mod tests {
 
     #[test]
     fn operator_fields_of_every_version_name_the_object() {
-        // 1.1+ JSON context.
-        let e = ev(
-            "controllers.RayService",
-            &[
-                ("RayService.name", "stable-diffusion-tpu"),
-                ("RayService.namespace", "default"),
-            ],
-        );
-        assert_eq!(
-            shown(&of_event(&e)),
-            ["RayService default/stable-diffusion-tpu"]
-        );
-        // 0.x console, controller-runtime's request.
-        let e = ev(
-            "controller.rayservice",
-            &[
-                ("reconciler group", "ray.io"),
-                ("reconciler kind", "RayService"),
-                ("name", "rayservice-sample"),
-                ("namespace", "default"),
-            ],
-        );
-        assert_eq!(
-            shown(&of_event(&e)),
-            ["RayService default/rayservice-sample"]
-        );
-        // Older spellings: `ServiceName` from the logger's kind, a plain `RayJob`, `rayCluster`.
-        let e = ev(
-            "controllers.RayService",
-            &[("ServiceName", "ml-serving/vision-api")],
-        );
-        assert_eq!(shown(&of_event(&e)), ["RayService ml-serving/vision-api"]);
-        let e = ev(
-            "controllers.RayJob",
-            &[
-                ("RayJob", "nightly-embeddings"),
-                ("rayCluster", "nightly-embeddings-raycluster-v9tfl"),
-                ("namespace", "batch"),
-            ],
-        );
-        assert_eq!(
-            shown(&of_event(&e)),
-            [
-                "RayCluster batch/nightly-embeddings-raycluster-v9tfl",
-                "RayJob batch/nightly-embeddings"
-            ]
-        );
-        // Events the operator echoes in development mode.
-        let e = ev(
-            "events",
-            &[
-                ("object.kind", "ConfigMap"),
-                ("object.namespace", "ray-system"),
-                ("object.name", "ray-operator-leader"),
-            ],
-        );
-        assert_eq!(
-            shown(&of_event(&e)),
-            ["ConfigMap ray-system/ray-operator-leader"]
-        );
-        let e = ev(
-            "controllers.RayCluster",
-            &[
-                ("ServiceAccount", "data-processing/foo"),
-                ("error", "ServiceAccount \"foo\" not found"),
-            ],
-        );
-        assert_eq!(shown(&of_event(&e)), ["ServiceAccount data-processing/foo"]);
+        type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a [&'a str]);
+        let cases: [Case; 6] = [
+            // 1.1+ JSON context.
+            (
+                "controllers.RayService",
+                &[
+                    ("RayService.name", "stable-diffusion-tpu"),
+                    ("RayService.namespace", "default"),
+                ],
+                &["RayService default/stable-diffusion-tpu"],
+            ),
+            // 0.x console, controller-runtime's request.
+            (
+                "controller.rayservice",
+                &[
+                    ("reconciler group", "ray.io"),
+                    ("reconciler kind", "RayService"),
+                    ("name", "rayservice-sample"),
+                    ("namespace", "default"),
+                ],
+                &["RayService default/rayservice-sample"],
+            ),
+            // `ServiceName`, whose kind the logger gives.
+            (
+                "controllers.RayService",
+                &[("ServiceName", "ml-serving/vision-api")],
+                &["RayService ml-serving/vision-api"],
+            ),
+            // Plain `RayJob` and `rayCluster` values sharing one `namespace`.
+            (
+                "controllers.RayJob",
+                &[
+                    ("RayJob", "nightly-embeddings"),
+                    ("rayCluster", "nightly-embeddings-raycluster-v9tfl"),
+                    ("namespace", "batch"),
+                ],
+                &[
+                    "RayCluster batch/nightly-embeddings-raycluster-v9tfl",
+                    "RayJob batch/nightly-embeddings",
+                ],
+            ),
+            // Events the operator echoes in development mode.
+            (
+                "events",
+                &[
+                    ("object.kind", "ConfigMap"),
+                    ("object.namespace", "ray-system"),
+                    ("object.name", "ray-operator-leader"),
+                ],
+                &["ConfigMap ray-system/ray-operator-leader"],
+            ),
+            // Another kind under its own name as the key.
+            (
+                "controllers.RayCluster",
+                &[
+                    ("ServiceAccount", "data-processing/foo"),
+                    ("error", "ServiceAccount \"foo\" not found"),
+                ],
+                &["ServiceAccount data-processing/foo"],
+            ),
+        ];
+        for (component, fields, want) in cases {
+            assert_eq!(shown(&of_event(&ev(component, fields))), want, "{fields:?}");
+        }
     }
 
     #[test]
