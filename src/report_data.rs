@@ -210,8 +210,30 @@ impl<'a> Picture<'a> {
         }
     }
 
-    /// Takes the next event of the timeline.
+    /// Takes the next event of the timeline, borrowed (it is cloned only to be kept among
+    /// the recent ones).
     pub fn push(&mut self, ev: &Event) {
+        self.take(ev);
+        self.keep_recent(|| ev.clone());
+    }
+
+    /// Takes the next event of the timeline, owned: a streamed timeline hands each event
+    /// over once, so it is moved into the recent ones, never cloned.
+    pub fn push_owned(&mut self, ev: Event) {
+        self.take(&ev);
+        self.keep_recent(|| ev);
+    }
+
+    fn keep_recent(&mut self, ev: impl FnOnce() -> Event) {
+        if self.cfg.context_events > 0 {
+            if self.recent.len() >= self.cfg.context_events {
+                self.recent.pop_front();
+            }
+            self.recent.push_back((self.next - 1, ev()));
+        }
+    }
+
+    fn take(&mut self, ev: &Event) {
         let i = self.next;
         self.next += 1;
         if let Some(ts) = ev.ts {
@@ -281,12 +303,6 @@ impl<'a> Picture<'a> {
         if take {
             let row = self.row(ev);
             self.picked.entry(i).or_insert(row);
-        }
-        if self.cfg.context_events > 0 {
-            if self.recent.len() >= self.cfg.context_events {
-                self.recent.pop_front();
-            }
-            self.recent.push_back((i, ev.clone()));
         }
     }
 

@@ -297,7 +297,7 @@ pub fn picture(
         cfg,
     );
     spill.merge(&outline.resolution, &outline.ids, &mut |ev| {
-        picture.push(&ev);
+        picture.push_owned(ev);
         Ok(())
     })?;
     let data = picture.finish(report);
