@@ -10,7 +10,8 @@
 //! is dropped, on every path out (an error, a closed pipe, a panic).
 //!
 //! Invariant: events come back exactly as they went in (the encoding names every field of
-//! `Event`, so a new field does not compile until it is written here too).
+//! `Event`, so a new field does not compile until it is written here too), but for their
+//! structured fields in a spill made [`Spill::without_fields`].
 
 use std::collections::BinaryHeap;
 use std::fs::File;
@@ -67,6 +68,8 @@ struct Block {
 
 /// A pair of spill files being written.
 struct Pair {
+    /// Whether events are written with their fields.
+    fields: bool,
     events_path: PathBuf,
     stamps_path: PathBuf,
     events: BufWriter<File>,
@@ -77,10 +80,11 @@ struct Pair {
 }
 
 impl Pair {
-    fn create(dir: &Path, name: &str) -> io::Result<Pair> {
+    fn create(dir: &Path, name: &str, fields: bool) -> io::Result<Pair> {
         let events_path = dir.join(format!("{name}.events"));
         let stamps_path = dir.join(format!("{name}.stamps"));
         Ok(Pair {
+            fields,
             events: BufWriter::with_capacity(1 << 20, File::create(&events_path)?),
             stamps: BufWriter::with_capacity(1 << 16, File::create(&stamps_path)?),
             events_path,
@@ -94,7 +98,7 @@ impl Pair {
     fn push(&mut self, ev: &Event, stamp: &Stamp) -> io::Result<()> {
         self.buf.clear();
         self.buf.extend_from_slice(&[0; 4]);
-        encode_event(&mut self.buf, ev);
+        encode_event(&mut self.buf, ev, self.fields);
         let len = (self.buf.len() - 4) as u32;
         self.buf[..4].copy_from_slice(&len.to_le_bytes());
         self.events.write_all(&self.buf)?;
@@ -117,6 +121,8 @@ impl Pair {
 pub struct Spill {
     dir: TempDir,
     pair: Pair,
+    /// Whether events keep their structured fields (`without_fields`: they come back with none).
+    fields: bool,
     /// Per file `seq`: its blocks, in order.
     blocks: Vec<Vec<Block>>,
     last_seq: Option<u32>,
@@ -124,11 +130,23 @@ pub struct Spill {
 
 impl Spill {
     pub fn new() -> io::Result<Spill> {
+        Spill::create(true)
+    }
+
+    /// A spill whose events come back without their structured fields: for a reader that
+    /// needs only times, sources, levels, components and messages (the HTML picture), which
+    /// spares writing, reading and allocating the fields of every event.
+    pub fn without_fields() -> io::Result<Spill> {
+        Spill::create(false)
+    }
+
+    fn create(fields: bool) -> io::Result<Spill> {
         let dir = TempDir::new()?;
-        let pair = Pair::create(dir.path(), "spill")?;
+        let pair = Pair::create(dir.path(), "spill", fields)?;
         Ok(Spill {
             dir,
             pair,
+            fields,
             blocks: Vec::new(),
             last_seq: None,
         })
@@ -165,7 +183,11 @@ impl Spill {
         visit: &mut dyn FnMut(Event) -> io::Result<()>,
     ) -> io::Result<()> {
         let Spill {
-            dir, pair, blocks, ..
+            dir,
+            pair,
+            blocks,
+            fields,
+            ..
         } = self;
         let (events_path, stamps_path) = pair.finish()?;
         let mut sorted_pair: Option<Pair> = None;
@@ -185,7 +207,7 @@ impl Spill {
             }
             // Times that go back: sorted runs of bounded size, in a second pair of files.
             if sorted_pair.is_none() {
-                sorted_pair = Some(Pair::create(dir.path(), "sorted")?);
+                sorted_pair = Some(Pair::create(dir.path(), "sorted", fields)?);
             }
             let Some(out) = sorted_pair.as_mut() else {
                 continue;
@@ -376,7 +398,7 @@ fn level_of(c: u8) -> Level {
 
 /// Every field of the event but `file` and `ts`, which the merge sets, and `repeat`: the full
 /// parse does not fold.
-fn encode_event(buf: &mut Vec<u8>, ev: &Event) {
+fn encode_event(buf: &mut Vec<u8>, ev: &Event, with_fields: bool) {
     let Event {
         raw_time,
         ts: _,
@@ -422,6 +444,7 @@ fn encode_event(buf: &mut Vec<u8>, ev: &Event) {
     buf.push(level_code(*level));
     put_str(buf, component);
     put_str(buf, message);
+    let fields: &[(String, String)] = if with_fields { fields } else { &[] };
     buf.extend_from_slice(&(fields.len() as u32).to_le_bytes());
     for (k, v) in fields {
         put_str(buf, k);
@@ -601,8 +624,14 @@ mod tests {
         ev.component = "c".into();
         ev.fields.push(("k".into(), "v".into()));
         let mut buf = Vec::new();
-        encode_event(&mut buf, &ev);
-        assert_eq!(decode_event(&buf), Some(ev));
+        encode_event(&mut buf, &ev, false);
+        let bare = decode_event(&buf);
+        buf.clear();
+        encode_event(&mut buf, &ev, true);
+        assert_eq!(decode_event(&buf), Some(ev.clone()));
+        // Without its fields, the rest still comes back as it went in.
+        ev.fields.clear();
+        assert_eq!(bare, Some(ev));
         let stamp = Stamp {
             own: Own::Age(-3),
             carry: Carry {

@@ -111,9 +111,9 @@ fn spilled(
     time: &TimeConfig,
     keep: &(dyn Fn(&Batch, &Event) -> bool + Sync),
     watch: &mut (dyn FnMut(&Batch, &Event, &Carry) + Send),
+    mut spill: Spill,
 ) -> Result<(Outline, Spill), Error> {
     let mut tracker = Tracker::default();
-    let mut spill = Spill::new()?;
     let mut failed: Option<io::Error> = None;
     let streamed = stream(path, load, &mut |batch: Batch| {
         let file = tracker.file(batch.seq);
@@ -205,7 +205,7 @@ pub fn timeline(
             }
         }
     };
-    let (outline, spill) = spilled(path, load, time, &keep, &mut watch)?;
+    let (outline, spill) = spilled(path, load, time, &keep, &mut watch, Spill::new()?)?;
     (output.read_done)();
     let Outline {
         mut timeline,
@@ -288,7 +288,9 @@ pub fn picture(
             .as_ref()
             .is_none_or(|f| f.keeps(ev, batch.path))
     };
-    let (outline, spill) = spilled(path, load, time, &keep, &mut |_, _, _| {})?;
+    // The picture shows no event's fields: they are not put aside.
+    let spill = Spill::without_fields()?;
+    let (outline, spill) = spilled(path, load, time, &keep, &mut |_, _, _| {}, spill)?;
     let inventory = outline.inventory();
     let mut picture = Picture::new(
         outline.resolution.window,
