@@ -798,30 +798,27 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
 /// Keeps the events `f` keeps; warns on standard error when no event names its object or
 /// namespace (a typo would otherwise look like a healthy object).
 fn narrow(tl: &mut Timeline, f: &crate::objects::Filter) {
-    let paths: Vec<&str> = tl.files.iter().map(|x| x.path.as_str()).collect();
-    let path = |ev: &crate::event::Event| paths.get(ev.file as usize).copied().unwrap_or("");
-    let bundle = crate::objects::BundleObjects::of(&tl.events);
+    use crate::objects::{BundleObjects, Verdict};
+    let bundle = BundleObjects::of(&tl.events);
+    let path_pods = bundle.path_pods(&tl.files);
     let mut named = 0usize;
-    let keep: Vec<bool> = tl
-        .events
-        .iter()
-        .map(|ev| match f.judge_in(ev, path(ev), &bundle) {
-            crate::objects::Verdict::Named => {
+    tl.events.retain(|ev| {
+        let pod = path_pods.get(ev.file as usize).and_then(Option::as_ref);
+        match f.judge_in(ev, pod, &bundle) {
+            Verdict::Named => {
                 named += 1;
                 true
             }
-            crate::objects::Verdict::Unknown => true,
-            crate::objects::Verdict::Other => false,
-        })
-        .collect();
+            Verdict::Unknown => true,
+            Verdict::Other => false,
+        }
+    });
     if named == 0 {
         eprintln!(
             "raysift: warning: no event names {}; only events that name no object are left",
             f.describe()
         );
     }
-    let mut keep = keep.into_iter();
-    tl.events.retain(|_| keep.next().unwrap_or(true));
 }
 
 /// Flags that ask for two different outputs, or for something that cannot happen: a one-line

@@ -151,6 +151,17 @@ fn plausible_name(s: &str) -> bool {
 /// The kinds the operator names in its fields.
 const RAY_KINDS: [&str; 3] = ["RayService", "RayCluster", "RayJob"];
 
+/// The operator's name and namespace keys of a Ray object: flattened JSON context (1.1+) and
+/// console keys (0.x). Matched without regard to case (`rayCluster.name`).
+const RAY_NAME_KEYS: [(&str, &str, &str); 6] = [
+    ("RayService", "RayService.name", "RayService.namespace"),
+    ("RayCluster", "RayCluster.name", "RayCluster.namespace"),
+    ("RayJob", "RayJob.name", "RayJob.namespace"),
+    ("RayService", "RayService name", "RayService namespace"),
+    ("RayCluster", "RayCluster name", "RayCluster namespace"),
+    ("RayJob", "RayJob name", "RayJob namespace"),
+];
+
 /// Keys whose value is a RayCluster's name (KubeRay versions differ).
 const CLUSTER_NAME_KEYS: [&str; 4] = [
     "clusterName",
@@ -182,15 +193,15 @@ pub fn of_event(ev: &Event) -> Vec<ObjectRef> {
     if let (Some(kind), Some(name)) = (field("object.kind"), field("object.name")) {
         out.extend(ObjectRef::new(kind, field("object.namespace"), name));
     }
-    for kind in RAY_KINDS {
-        // JSON context `"RayService":{"name":…,"namespace":…}` flattened, or console keys.
-        for (n, ns) in [(".name", ".namespace"), (" name", " namespace")] {
-            if let Some(name) = field_ci(&format!("{kind}{n}")) {
-                let ns = field_ci(&format!("{kind}{ns}")).or(namespace);
-                out.extend(ObjectRef::new(kind, ns, name));
-            }
+    // JSON context `"RayService":{"name":…,"namespace":…}` flattened, or console keys.
+    for (kind, name_key, ns_key) in RAY_NAME_KEYS {
+        if let Some(name) = field_ci(name_key) {
+            let ns = field_ci(ns_key).or(namespace);
+            out.extend(ObjectRef::new(kind, ns, name));
         }
-        // A plain value: `"RayJob": "name"` or `"raycluster": "ns/name"`.
+    }
+    // A plain value: `"RayJob": "name"` or `"raycluster": "ns/name"`.
+    for kind in RAY_KINDS {
         if let Some(v) = field_ci(kind) {
             out.extend(ns_name(kind, v, namespace));
         }
@@ -353,6 +364,11 @@ impl BundleObjects {
         o
     }
 
+    /// The pod each file's folder names, by file id: computed once per file, not per event.
+    pub fn path_pods(&self, files: &[crate::load::FileInfo]) -> Vec<Option<ObjectRef>> {
+        files.iter().map(|f| self.pod_of_path(&f.path)).collect()
+    }
+
     /// The pod whose logs a file holds, from a folder of its path.
     pub fn pod_of_path(&self, path: &str) -> Option<ObjectRef> {
         let mut dirs: Vec<&str> = path.split('/').collect();
@@ -447,11 +463,23 @@ pub fn of_evidence<'a>(
 pub struct Filter {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
-    /// `Kind/name`, the kind spelled as Kubernetes does.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub object: Option<String>,
-    #[serde(skip)]
+    /// The kind (spelled as Kubernetes does) and name; `Kind/name` in JSON.
+    #[serde(
+        rename = "object",
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "kind_slash_name"
+    )]
     target: Option<(String, String)>,
+}
+
+fn kind_slash_name<S: serde::Serializer>(
+    target: &Option<(String, String)>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match target {
+        Some((kind, name)) => s.serialize_str(&format!("{kind}/{name}")),
+        None => s.serialize_none(),
+    }
 }
 
 /// What a filter says of one event.
@@ -507,11 +535,7 @@ impl Filter {
                 Some((kind, name.to_string()))
             }
         };
-        Ok(Some(Filter {
-            namespace,
-            object: target.as_ref().map(|(k, n)| format!("{k}/{n}")),
-            target,
-        }))
+        Ok(Some(Filter { namespace, target }))
     }
 
     /// `RayService fraud-scorer in namespace default`, for report headers.
@@ -536,17 +560,23 @@ impl Filter {
     pub fn judge(&self, ev: &Event, path: &str) -> Verdict {
         let mut objs = of_event(ev);
         if objs.is_empty() {
-            objs.extend(pod_folder(path));
+            // Nothing of the bundle known: only KubeRay's own pod names are recognised.
+            objs.extend(BundleObjects::default().pod_of_path(path));
         }
         self.judge_objects(&objs)
     }
 
-    /// What the filter says of `ev`, its pod folder and namespaces completed from the rest
-    /// of the bundle.
-    pub fn judge_in(&self, ev: &Event, path: &str, bundle: &BundleObjects) -> Verdict {
+    /// What the filter says of `ev`, whose file's pod folder names `path_pod`
+    /// ([`BundleObjects::path_pods`]), with namespaces completed from the rest of the bundle.
+    pub fn judge_in(
+        &self,
+        ev: &Event,
+        path_pod: Option<&ObjectRef>,
+        bundle: &BundleObjects,
+    ) -> Verdict {
         let mut objs = of_event(ev);
         if objs.is_empty() {
-            objs.extend(bundle.pod_of_path(path));
+            objs.extend(path_pod.cloned());
         }
         let objs: Vec<ObjectRef> = objs.into_iter().map(|o| bundle.complete(o)).collect();
         self.judge_objects(&objs)
@@ -592,16 +622,6 @@ impl Filter {
     pub fn keeps(&self, ev: &Event, path: &str) -> bool {
         self.judge(ev, path) != Verdict::Other
     }
-}
-
-/// The KubeRay pod a file's folder names, with the bundle unknown (a streamed read).
-fn pod_folder(path: &str) -> Option<ObjectRef> {
-    let mut dirs: Vec<&str> = path.split('/').collect();
-    dirs.pop();
-    dirs.into_iter()
-        .rev()
-        .find(|d| looks_like_ray_pod(d))
-        .and_then(|d| ObjectRef::new("Pod", None, d))
 }
 
 #[cfg(test)]
@@ -840,7 +860,10 @@ mod tests {
         let f = Filter::new(None, Some("rayservice/fraud-scorer"))
             .unwrap()
             .unwrap();
-        assert_eq!(f.object.as_deref(), Some("RayService/fraud-scorer"));
+        assert_eq!(
+            serde_json::to_value(&f).unwrap(),
+            serde_json::json!({"object": "RayService/fraud-scorer"})
+        );
         let svc = ev(
             "controllers.RayService",
             &[

@@ -259,11 +259,7 @@ pub fn rank(tl: &Timeline, rules: &[Rule], findings: &[Finding], elapsed_ms: u64
     };
 
     let bundle_objects = BundleObjects::of(&tl.events);
-    let path_pods: Vec<Option<ObjectRef>> = tl
-        .files
-        .iter()
-        .map(|f| bundle_objects.pod_of_path(&f.path))
-        .collect();
+    let path_pods = bundle_objects.path_pods(&tl.files);
     let objects_of = |ms: &[&Merged]| -> Vec<ObjectRef> {
         let events = ms
             .iter()
@@ -285,9 +281,15 @@ pub fn rank(tl: &Timeline, rules: &[Rule], findings: &[Finding], elapsed_ms: u64
             continue;
         }
         let rule = &rules[m.best];
-        let mut symptoms: Vec<Symptom> = by_id
-            .values()
-            .filter(|s| s.id != m.id && parent.contains_key(&s.id) && root_of(&s.id) == m.id)
+        // The cause and the present causes it explains, itself first.
+        let mut concerned: Vec<&Merged> = vec![m];
+        concerned.extend(
+            by_id
+                .values()
+                .filter(|s| s.id != m.id && parent.contains_key(&s.id) && root_of(&s.id) == m.id),
+        );
+        let mut symptoms: Vec<Symptom> = concerned[1..]
+            .iter()
             .map(|s| {
                 let r = &rules[s.best];
                 Symptom {
@@ -302,12 +304,6 @@ pub fn rank(tl: &Timeline, rules: &[Rule], findings: &[Finding], elapsed_ms: u64
             })
             .collect();
         symptoms.sort_by(|a, b| a.id.cmp(&b.id));
-        let mut concerned: Vec<&Merged> = vec![m];
-        concerned.extend(
-            by_id
-                .values()
-                .filter(|s| s.id != m.id && parent.contains_key(&s.id) && root_of(&s.id) == m.id),
-        );
         causes.push(Cause {
             rank: 0,
             id: m.id.clone(),

@@ -121,8 +121,6 @@ impl Pair {
 pub struct Spill {
     dir: TempDir,
     pair: Pair,
-    /// Whether events keep their structured fields (`without_fields`: they come back with none).
-    fields: bool,
     /// Per file `seq`: its blocks, in order.
     blocks: Vec<Vec<Block>>,
     last_seq: Option<u32>,
@@ -146,7 +144,6 @@ impl Spill {
         Ok(Spill {
             dir,
             pair,
-            fields,
             blocks: Vec::new(),
             last_seq: None,
         })
@@ -183,12 +180,10 @@ impl Spill {
         visit: &mut dyn FnMut(Event) -> io::Result<()>,
     ) -> io::Result<()> {
         let Spill {
-            dir,
-            pair,
-            blocks,
-            fields,
-            ..
+            dir, pair, blocks, ..
         } = self;
+        // Sorted runs are written as the spill was: with or without fields.
+        let fields = pair.fields;
         let (events_path, stamps_path) = pair.finish()?;
         let mut sorted_pair: Option<Pair> = None;
         let mut runs: Vec<RunSpec> = Vec::new();
