@@ -759,6 +759,7 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
     // The picture and the page's inventory walk every event: a second, streamed read, only
     // for the format that draws them.
     if args.format == AnalyzeFormat::Html {
+        let near = crate::streamed::near_evidence(&tl, &report, &TimelineDataConfig::HTML);
         drop(tl);
         let (load_cfg, time_cfg) = progress_config(&args.read)?;
         let got = crate::streamed::picture(
@@ -767,6 +768,7 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
             &time_cfg,
             &report,
             &TimelineDataConfig::HTML,
+            near,
         );
         if let Some(bar) = load_cfg.1 {
             bar.finish_and_clear();

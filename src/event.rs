@@ -265,6 +265,9 @@ pub struct Event {
     /// When the event stands for later records of its file that repeat it (a dense
     /// incident logging one error on every reconcile): how many, and when the last was.
     pub repeat: Option<Box<Repeat>>,
+    /// Built by a light parse (`parse::Detail`): the record's time, level and lines are
+    /// those of the full parse, but its component, message and fields were not built.
+    pub light: bool,
 }
 
 /// Records folded into the event that shows them: the same record (kind, level, component,
@@ -375,6 +378,17 @@ impl Event {
             message: message.into(),
             fields: Vec::new(),
             repeat: None,
+            light: false,
+        }
+    }
+
+    /// A record of a light parse: its time and level, nothing else built.
+    pub fn light(raw_time: Option<RawTime>, level: Level) -> Event {
+        Event {
+            raw_time,
+            level,
+            light: true,
+            ..Event::new(0, String::new())
         }
     }
 

@@ -145,6 +145,8 @@ pub struct Picture<'a> {
     picked: BTreeMap<usize, Row>,
     evidence_at: BTreeSet<usize>,
     next: usize,
+    /// Whether a row was picked from a light event (`parse::Detail`), which has no text.
+    light_rows: bool,
 }
 
 impl<'a> Picture<'a> {
@@ -186,6 +188,7 @@ impl<'a> Picture<'a> {
             picked: BTreeMap::new(),
             evidence_at: BTreeSet::new(),
             next: 0,
+            light_rows: false,
         }
     }
 
@@ -291,6 +294,7 @@ impl<'a> Picture<'a> {
                 if !near(centre, before.ts) {
                     break;
                 }
+                self.light_rows |= before.light;
                 back.push((*j, self.row(before)));
             }
             for (j, row) in back {
@@ -301,9 +305,15 @@ impl<'a> Picture<'a> {
             }
         }
         if take {
+            self.light_rows |= ev.light;
             let row = self.row(ev);
             self.picked.entry(i).or_insert(row);
         }
+    }
+
+    /// Whether a row was picked from a light event: the page would show it without its text.
+    pub fn has_light_rows(&self) -> bool {
+        self.light_rows
     }
 
     /// The section, once every event was pushed.

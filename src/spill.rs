@@ -399,6 +399,7 @@ fn encode_event(buf: &mut Vec<u8>, ev: &Event, with_fields: bool) {
         ts: _,
         file: _,
         repeat: _,
+        light,
         line,
         n_lines,
         kind,
@@ -436,7 +437,8 @@ fn encode_event(buf: &mut Vec<u8>, ev: &Event, with_fields: bool) {
     buf.extend_from_slice(&n_lines.to_le_bytes());
     let k = SourceKind::ALL.iter().position(|k| k == kind).unwrap_or(0);
     buf.push(k as u8);
-    buf.push(level_code(*level));
+    // The high bit marks a light event.
+    buf.push(level_code(*level) | if *light { 0x80 } else { 0 });
     put_str(buf, component);
     put_str(buf, message);
     let fields: &[(String, String)] = if with_fields { fields } else { &[] };
@@ -505,7 +507,8 @@ fn decode_event(bytes: &[u8]) -> Option<Event> {
         .get(c.u8()? as usize)
         .copied()
         .unwrap_or(SourceKind::Unknown);
-    let level = level_of(c.u8()?);
+    let level_byte = c.u8()?;
+    let level = level_of(level_byte & 0x7f);
     let component = c.string()?;
     let message = c.string()?;
     let n = c.u32()? as usize;
@@ -527,6 +530,7 @@ fn decode_event(bytes: &[u8]) -> Option<Event> {
         message,
         fields,
         repeat: None,
+        light: level_byte & 0x80 != 0,
     })
 }
 

@@ -7,14 +7,17 @@
 //! Invariant: each gives what the same command gives on the whole timeline
 //! (`timeline::build`), byte for byte.
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::bundle::OpenError;
 use crate::diag::Diagnostic;
-use crate::event::{Event, FileId};
+use crate::event::{Event, FileId, Micros, MICROS_PER_SEC};
 use crate::inventory::Inventory;
-use crate::load::{stream, Batch, LoadConfig, Streamed};
+use crate::load::{stream_at, Batch, LoadConfig, Streamed};
+use crate::parse::{Detail, Spans};
 use crate::query::{self, Anchor, Query, QueryError};
 use crate::rank::Report;
 use crate::redact::Redactor;
@@ -94,7 +97,8 @@ impl Outline {
 /// Reads the bundle, counting: the inventory and nothing kept.
 pub fn outline(path: &Path, load: &LoadConfig, time: &TimeConfig) -> Result<Outline, OpenError> {
     let mut tracker = Tracker::default();
-    let streamed = stream(path, load, &mut |batch: Batch| {
+    // Counts and times only: no record's text is built.
+    let streamed = stream_at(path, load, &|_, _| Detail::Light, &mut |batch: Batch| {
         let file = tracker.file(batch.seq);
         for ev in &batch.events {
             file.observe(ev);
@@ -109,13 +113,14 @@ fn spilled(
     path: &Path,
     load: &LoadConfig,
     time: &TimeConfig,
+    detail_of: &crate::load::DetailOf<'_>,
     keep: &(dyn Fn(&Batch, &Event) -> bool + Sync),
     watch: &mut (dyn FnMut(&Batch, &Event, &Carry) + Send),
     mut spill: Spill,
 ) -> Result<(Outline, Spill), Error> {
     let mut tracker = Tracker::default();
     let mut failed: Option<io::Error> = None;
-    let streamed = stream(path, load, &mut |batch: Batch| {
+    let streamed = stream_at(path, load, detail_of, &mut |batch: Batch| {
         let file = tracker.file(batch.seq);
         for ev in &batch.events {
             let stamp = file.observe(ev);
@@ -205,7 +210,15 @@ pub fn timeline(
             }
         }
     };
-    let (outline, spill) = spilled(path, load, time, &keep, &mut watch, Spill::new()?)?;
+    let (outline, spill) = spilled(
+        path,
+        load,
+        time,
+        &|_, _| Detail::Full,
+        &keep,
+        &mut watch,
+        Spill::new()?,
+    )?;
     (output.read_done)();
     let Outline {
         mut timeline,
@@ -272,14 +285,137 @@ pub fn timeline(
 }
 
 /// The HTML report's picture and the inventory of the whole bundle, for `report` (ranked from
-/// the sieved read).
+/// the sieved read). `near` says which events the rows can come from ([`near_evidence`]).
+///
+/// Of most events the picture needs only a time, a source and a level: its rows are the
+/// events around an evidence line. So the read builds whole only the records `near` can
+/// reach, and the others light (`parse::Detail::Near`). Should a row still come from a
+/// light event (the two reads placed a file differently), the page is drawn again from a
+/// whole read: the same page, later.
 pub fn picture(
     path: &Path,
     load: &LoadConfig,
     time: &TimeConfig,
     report: &Report,
     cfg: &TimelineDataConfig,
-) -> Result<(TimelineData, Inventory, Vec<Diagnostic>), Error> {
+    near: Option<Near>,
+) -> Result<Page, Error> {
+    if let Some(near) = near {
+        let detail_of = |path: &str, _| {
+            let offset = near.offsets.get(path).copied().unwrap_or(0);
+            Detail::Near(Arc::new(near.spans.zoned(offset)))
+        };
+        let (got, light_rows) = picture_at(path, load, time, report, cfg, &detail_of)?;
+        if !light_rows {
+            return Ok(got);
+        }
+    }
+    Ok(picture_at(path, load, time, report, cfg, &|_, _| Detail::Full)?.0)
+}
+
+/// What the page takes from the streamed read: the picture, the whole bundle's inventory and
+/// its diagnostics.
+pub type Page = (TimelineData, Inventory, Vec<Diagnostic>);
+
+/// The times the picture's rows can have, as the sieved read placed them, and each file's
+/// zone as it decided it.
+pub struct Near {
+    spans: Spans,
+    offsets: HashMap<String, Micros>,
+}
+
+/// How far the streamed read may place a time from where the sieved read placed it without a
+/// row coming out light (evidence times are written to the millisecond).
+const NEAR_MARGIN: Micros = 1_000_000;
+
+/// How many times more events than the picture takes on each side of an evidence line the
+/// bundle's mean rate should put within reach of it.
+const NEAR_SAFETY: u64 = 20;
+
+/// Where the rows around `report`'s evidence can lie, from the sieved timeline `tl` (a
+/// subset of the whole one, in the same order). A timed evidence line takes the events
+/// within `cfg.context_micros` of it. One without a time takes its `cfg.context_events`
+/// neighbours in timeline order, whatever their time: in the whole timeline they lie
+/// between the timed events that many places away in `tl`, which has no more events
+/// between. `None` when a filter judges events by their fields, which light events lack.
+pub fn near_evidence(tl: &Timeline, report: &Report, cfg: &TimelineDataConfig) -> Option<Near> {
+    if report.bundle.filter.is_some() {
+        return None;
+    }
+    let ids: HashMap<&str, u32> = tl.files.iter().map(|f| (f.path.as_str(), f.id)).collect();
+    let at: HashMap<(u32, u32), usize> = tl
+        .events
+        .iter()
+        .enumerate()
+        .map(|(i, e)| ((e.file, e.line), i))
+        .collect();
+    let reach = rate_reach(tl, cfg).saturating_add(NEAR_MARGIN);
+    let mut spans = Vec::new();
+    for cause in &report.causes {
+        let evidence = cause
+            .evidence
+            .iter()
+            .chain(cause.symptoms.iter().flat_map(|s| s.evidence.iter()));
+        for e in evidence {
+            if let Some(ts) = e.ts.as_deref() {
+                let (_, t) = crate::parse::primitives::instant(ts).ok()?;
+                spans.push((t.saturating_sub(reach), t.saturating_add(reach)));
+                continue;
+            }
+            let &i = ids
+                .get(e.file.as_str())
+                .and_then(|id| at.get(&(*id, e.line)))?;
+            let n = cfg.context_events;
+            let before = tl.events.get(..i.saturating_sub(n)).unwrap_or_default();
+            let after = tl.events.get(i + n + 1..).unwrap_or_default();
+            let lo = first_time(before.iter().rev())
+                .map_or(Micros::MIN, |t| t.saturating_sub(NEAR_MARGIN));
+            let hi =
+                first_time(after.iter()).map_or(Micros::MAX, |t| t.saturating_add(NEAR_MARGIN));
+            spans.push((lo, hi));
+        }
+    }
+    let offsets = tl
+        .zones
+        .iter()
+        .map(|z| (z.file.clone(), z.offset_secs.saturating_mul(MICROS_PER_SEC)))
+        .collect();
+    Some(Near {
+        spans: Spans::new(spans),
+        offsets,
+    })
+}
+
+/// The time of the first timed event of `events`.
+fn first_time<'e>(mut events: impl Iterator<Item = &'e Event>) -> Option<Micros> {
+    events.find_map(|e| e.ts.map(|t| t.micros))
+}
+
+/// How far from an evidence time its rows can lie: `context_micros`, or less in a bundle
+/// whose mean rate puts [`NEAR_SAFETY`] times the rows within less. Only the page's speed
+/// depends on this: a row beyond it comes out light, and the page is drawn again whole.
+fn rate_reach(tl: &Timeline, cfg: &TimelineDataConfig) -> Micros {
+    let lines: u64 = tl.files.iter().map(|f| f.lines).sum();
+    let Some((lo, hi)) = tl.window() else {
+        return cfg.context_micros;
+    };
+    if lines == 0 {
+        return cfg.context_micros;
+    }
+    let rows = NEAR_SAFETY.saturating_mul(cfg.context_events as u64 + 1);
+    let span = u128::try_from(hi.saturating_sub(lo)).unwrap_or(0);
+    let reach = span * u128::from(rows) / u128::from(lines);
+    i64::try_from(reach).map_or(cfg.context_micros, |r| r.min(cfg.context_micros))
+}
+
+fn picture_at(
+    path: &Path,
+    load: &LoadConfig,
+    time: &TimeConfig,
+    report: &Report,
+    cfg: &TimelineDataConfig,
+    detail_of: &crate::load::DetailOf<'_>,
+) -> Result<(Page, bool), Error> {
     // Narrowed like the causes were (`--namespace`, `--object`).
     let keep = |batch: &Batch, ev: &Event| {
         report
@@ -290,7 +426,7 @@ pub fn picture(
     };
     // The picture shows no event's fields: they are not put aside.
     let spill = Spill::without_fields()?;
-    let (outline, spill) = spilled(path, load, time, &keep, &mut |_, _, _| {}, spill)?;
+    let (outline, spill) = spilled(path, load, time, detail_of, &keep, &mut |_, _, _| {}, spill)?;
     let inventory = outline.inventory();
     let mut picture = Picture::new(
         outline.resolution.window,
@@ -302,6 +438,100 @@ pub fn picture(
         picture.push_owned(ev);
         Ok(())
     })?;
+    let light_rows = picture.has_light_rows();
     let data = picture.finish(report);
-    Ok((data, inventory, outline.timeline.diagnostics.clone()))
+    Ok((
+        (data, inventory, outline.timeline.diagnostics.clone()),
+        light_rows,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+    use crate::bundle::Limits;
+    use crate::rules::engine::Engine;
+    use crate::rules::sieve::Sieve;
+
+    fn config(sieve: Option<Arc<Sieve>>) -> LoadConfig {
+        LoadConfig {
+            limits: Limits::DEFAULT,
+            sieve,
+            threads: 2,
+            progress: None,
+        }
+    }
+
+    /// The page of `bundle` drawn from a read that builds only the records `near` reaches,
+    /// and from a whole read, as JSON; and whether the first read's rows held a light event.
+    fn pages(bundle: &Path, near: impl Fn(&Timeline, &Report) -> Option<Near>) -> [String; 3] {
+        let rules = crate::rules::library::builtin().unwrap();
+        let time = TimeConfig { tz_override: None };
+        let sieve = Some(Arc::new(Sieve::new(&rules)));
+        let tl = crate::timeline::build(crate::load::load(bundle, &config(sieve)).unwrap(), &time);
+        let engine = Engine::new(rules);
+        let report = crate::cli::rank_all(&tl, &engine, 0);
+        let cfg = TimelineDataConfig::HTML;
+        let near = near(&tl, &report);
+        let load = config(None);
+        let show = |got: Page| serde_json::to_string(&(got.0, got.1, got.2.len())).unwrap();
+        let light_rows = match &near {
+            Some(near) => {
+                let detail_of = |path: &str, _| {
+                    let offset = near.offsets.get(path).copied().unwrap_or(0);
+                    Detail::Near(Arc::new(near.spans.zoned(offset)))
+                };
+                picture_at(bundle, &load, &time, &report, &cfg, &detail_of)
+                    .unwrap()
+                    .1
+            }
+            None => false,
+        };
+        let fast = picture(bundle, &load, &time, &report, &cfg, near).unwrap();
+        let whole = picture(bundle, &load, &time, &report, &cfg, None).unwrap();
+        [show(fast), show(whole), light_rows.to_string()]
+    }
+
+    fn corpus() -> Vec<std::path::PathBuf> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+        let mut bundles: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        bundles.sort();
+        bundles
+    }
+
+    #[test]
+    fn the_page_near_evidence_is_the_whole_page() {
+        let mut light_reads = 0;
+        // A quarter of the corpus keeps the test quick; which quarter changes nothing.
+        for bundle in corpus().into_iter().step_by(4) {
+            let [fast, whole, light] = pages(&bundle, |tl, report| {
+                near_evidence(tl, report, &TimelineDataConfig::HTML)
+            });
+            assert_eq!(fast, whole, "{}", bundle.display());
+            light_reads += usize::from(light == "true");
+        }
+        // These bundles are small enough for the picture's whole reach: no fallback.
+        assert_eq!(light_reads, 0);
+    }
+
+    #[test]
+    fn a_light_row_draws_the_page_again_whole() {
+        // Spans that reach nothing: every timed record is light, so rows are too.
+        let nowhere = |_: &Timeline, _: &Report| {
+            Some(Near {
+                spans: Spans::new(Vec::new()),
+                offsets: HashMap::new(),
+            })
+        };
+        let bundle = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/handmade-agent-died");
+        let [fast, whole, light] = pages(&bundle, nowhere);
+        assert_eq!(light, "true", "the read near nothing gave no light row");
+        assert_eq!(fast, whole);
+    }
 }

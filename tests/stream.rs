@@ -1,6 +1,8 @@
 //! The streamed full parse gives what the one-shot full parse gives: the same files, the same
 //! diagnostics and, file by file, the same events, for every corpus bundle and for files large
-//! enough to be parsed in many units, whatever the thread count.
+//! enough to be parsed in many units, whatever the thread count. A light read
+//! (`parse::Detail`) gives the same files, diagnostics, records, times, levels and lines,
+//! and its whole records are the full parse's.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -9,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 use raysift::bundle::Limits;
 use raysift::event::Event;
-use raysift::load::{load, stream, LoadConfig};
+use raysift::load::{load, stream_at, DetailOf, LoadConfig};
+use raysift::parse::{Detail, Spans};
 
 fn config(threads: usize) -> LoadConfig {
     LoadConfig {
@@ -21,10 +24,14 @@ fn config(threads: usize) -> LoadConfig {
 }
 
 /// Events per file id, from the streamed read.
-fn streamed(path: &Path, threads: usize) -> (raysift::load::Streamed, Vec<Vec<Event>>) {
+fn streamed(
+    path: &Path,
+    threads: usize,
+    detail_of: &DetailOf<'_>,
+) -> (raysift::load::Streamed, Vec<Vec<Event>>) {
     let mut by_seq: Vec<Vec<Event>> = Vec::new();
     let mut last_seen: Vec<bool> = Vec::new();
-    let got = stream(path, &config(threads), &mut |batch| {
+    let got = stream_at(path, &config(threads), detail_of, &mut |batch| {
         let seq = batch.seq as usize;
         if by_seq.len() <= seq {
             by_seq.resize_with(seq + 1, Vec::new);
@@ -50,9 +57,40 @@ fn streamed(path: &Path, threads: usize) -> (raysift::load::Streamed, Vec<Vec<Ev
     (got, by_id)
 }
 
-fn assert_same(path: &Path, threads: usize) {
+/// Streams `path` whole, light, and whole only near `near` (UTC spans; zone-less times read
+/// as UTC), each against the one-shot load. Returns how many light events the two last reads
+/// gave and how many whole ones the last did.
+fn assert_same(path: &Path, threads: usize, near: &[(i64, i64)]) -> (usize, usize) {
     let whole = load(path, &config(1)).unwrap();
-    let (got, events) = streamed(path, threads);
+    let spans = Spans::new(near.to_vec());
+    let mut light = 0;
+    let mut full_near = 0;
+    let details: [&DetailOf<'_>; 3] = [&|_, _| Detail::Full, &|_, _| Detail::Light, &|_, _| {
+        Detail::Near(std::sync::Arc::new(spans.zoned(0)))
+    }];
+    for (i, detail_of) in details.into_iter().enumerate() {
+        let (got, events) = streamed(path, threads, detail_of);
+        assert_read(path, &whole, &got, &events);
+        let n_light = events.iter().flatten().filter(|e| e.light).count();
+        assert!(
+            i > 0 || n_light == 0,
+            "{}: light events in a whole read",
+            path.display()
+        );
+        light += n_light;
+        if i == 2 {
+            full_near = events.iter().flatten().filter(|e| !e.light).count();
+        }
+    }
+    (light, full_near)
+}
+
+fn assert_read(
+    path: &Path,
+    whole: &raysift::load::Loaded,
+    got: &raysift::load::Streamed,
+    events: &[Vec<Event>],
+) {
     let name = path.display();
     assert_eq!(got.files.len(), whole.files.len(), "{name}: files");
     for (a, b) in got.files.iter().zip(&whole.files) {
@@ -84,6 +122,21 @@ fn assert_same(path: &Path, threads: usize) {
     assert_eq!(got.diagnostics, whole.diagnostics, "{name}: diagnostics");
     assert_eq!(got.root_name, whole.root_name);
     for (id, (a, b)) in events.iter().zip(&whole.events).enumerate() {
+        // A light event is the whole one without its text.
+        let b: &Vec<Event> = &b
+            .iter()
+            .zip(a.iter().map(|x| x.light).chain(std::iter::repeat(false)))
+            .map(|(y, light)| {
+                let mut y = y.clone();
+                if light {
+                    y.component.clear();
+                    y.message.clear();
+                    y.fields.clear();
+                    y.light = true;
+                }
+                y
+            })
+            .collect();
         if a != b {
             let at = a.iter().zip(b).position(|(x, y)| x != y).unwrap_or(a.len());
             panic!(
@@ -109,9 +162,11 @@ fn every_corpus_bundle_streams_as_it_loads() {
         .collect();
     bundles.sort();
     assert!(bundles.len() > 20);
+    let mut light = 0;
     for b in &bundles {
-        assert_same(b, 2);
+        light += assert_same(b, 2, &[]).0;
     }
+    assert!(light > 0, "no light event in the corpus");
 }
 
 /// Large files of every line format, with what a parser carries from line to line: records
@@ -182,8 +237,18 @@ fn big_bundle(dir: &Path) {
 fn files_of_many_units_stream_as_they_load() {
     let dir = std::env::temp_dir().join(format!("raysift-stream-{}", std::process::id()));
     big_bundle(&dir);
+    // Zone-less times of the big bundle are read as UTC: 15:10 to 15:20 on its day.
+    let day = 1_728_259_200_000_000i64; // 2024-10-07T00:00:00Z
+    let near = [(
+        day + (15 * 60 + 10) * 60_000_000,
+        day + (15 * 60 + 20) * 60_000_000,
+    )];
     for threads in [1, 3] {
-        assert_same(&dir, threads);
+        let (light, full_near) = assert_same(&dir, threads, &near);
+        assert!(
+            light > 1000 && full_near > 1000,
+            "{light} light, {full_near} whole"
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -194,6 +259,6 @@ fn files_of_many_units_stream_as_they_load() {
 #[ignore]
 fn a_named_bundle_streams_as_it_loads() {
     if let Some(path) = std::env::var_os("RAYSIFT_STREAM_BUNDLE") {
-        assert_same(Path::new(&path), 2);
+        assert_same(Path::new(&path), 2, &[]);
     }
 }

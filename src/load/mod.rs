@@ -33,7 +33,7 @@ use router::Router;
 use sections::{parse_sections, split_cluster_info_sections};
 use windows::parse_sieved;
 
-pub use stream::{stream, Batch, Streamed};
+pub use stream::{stream, stream_at, Batch, Streamed};
 
 use crate::bundle::{self, Buffers, Entry, Limits, OpenError};
 use crate::classify::classify;
@@ -189,6 +189,12 @@ pub fn load(path: &Path, cfg: &LoadConfig) -> Result<Loaded, OpenError> {
 }
 
 fn parse_entry(entry: Entry, sieve: Option<&Sieve>) -> Parsed {
+    parse_entry_at(entry, sieve, &|_, _| parse::Detail::Full)
+}
+
+/// [`parse_entry`], a log without the sieve built at the detail `detail_of` gives its path
+/// and kind.
+fn parse_entry_at(entry: Entry, sieve: Option<&Sieve>, detail_of: &DetailOf<'_>) -> Parsed {
     let raw: &[u8] = &entry.bytes;
     let cut_bytes = bundle::Cut::skipped_bytes(&entry.cuts);
     if let Some(problem) = binary_content(raw) {
@@ -212,7 +218,10 @@ fn parse_entry(entry: Entry, sieve: Option<&Sieve>) -> Parsed {
                 }
                 // `analyze` folds the rows of huge events tables (`parse::row_fold`).
                 Some(_) => (kind, parse::parse_folding(kind, bytes)),
-                None => (kind, parse::parse(kind, bytes)),
+                None => (
+                    kind,
+                    parse::parse_detailed(kind, bytes, detail_of(&entry.path, kind)),
+                ),
             }
         }
     };
@@ -227,6 +236,9 @@ fn parse_entry(entry: Entry, sieve: Option<&Sieve>) -> Parsed {
         out,
     }
 }
+
+/// How much of each record of a file (path as read, kind) a streamed read builds.
+pub type DetailOf<'a> = dyn Fn(&str, SourceKind) -> parse::Detail + Sync + 'a;
 
 /// How much of a file the binary check looks at.
 const BINARY_SNIFF: usize = 8192;

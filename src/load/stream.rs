@@ -30,14 +30,14 @@ use super::pieces::PIECE_BYTES;
 use super::router::piece_end;
 use super::sections::SECTION_START;
 use super::{
-    binary_content, common_root, count_lines, parse_entry, skipped, whole_document, FileInfo,
-    LoadConfig, Parsed,
+    binary_content, common_root, count_lines, parse_entry_at, skipped, whole_document, DetailOf,
+    FileInfo, LoadConfig, Parsed,
 };
 use crate::bundle::{self, Buffers, Bytes, Entry, OpenError};
 use crate::classify::classify;
 use crate::diag::Diagnostic;
 use crate::event::{Event, FileId, Micros, SourceKind};
-use crate::parse::{self, Format, ParseOutput};
+use crate::parse::{self, Detail, Format, ParseOutput};
 
 /// A carry (the lines after a piece's last cut) longer than this is cut at the piece's end.
 pub(super) const MAX_CARRY: usize = 4 * PIECE_BYTES;
@@ -80,6 +80,18 @@ pub fn stream(
     cfg: &LoadConfig,
     sink: &mut (dyn FnMut(Batch) + Send),
 ) -> Result<Streamed, OpenError> {
+    stream_at(path, cfg, &|_, _| Detail::Full, sink)
+}
+
+/// [`stream`], each file's records built at the detail `detail_of` gives its path (as read)
+/// and kind: the same events, lines, counts and diagnostics at every detail, but light
+/// events carry no text (`parse::Detail`).
+pub fn stream_at(
+    path: &Path,
+    cfg: &LoadConfig,
+    detail_of: &DetailOf<'_>,
+    sink: &mut (dyn FnMut(Batch) + Send),
+) -> Result<Streamed, OpenError> {
     let buffers = Arc::new(Buffers::default());
     let deliver = Mutex::new(Delivery {
         files: Vec::new(),
@@ -90,6 +102,7 @@ pub fn stream(
         next_seq: 0,
         buffers: Arc::clone(&buffers),
         lines_read: 0,
+        detail_of,
     };
     // A unit counts against the byte budget until its events are handed over, so units parsed
     // ahead of a slow one wait in memory only as long as the budget allows.
@@ -105,7 +118,7 @@ pub fn stream(
             })
         },
         &|unit| {
-            let done = unit.run();
+            let done = unit.run(detail_of);
             if let Ok(mut d) = deliver.lock() {
                 d.take(done);
             }
@@ -115,7 +128,7 @@ pub fn stream(
     if let Some(open) = reader.open.take() {
         let unit = open.finish();
         if let Some(unit) = unit {
-            let done = unit.run();
+            let done = unit.run(detail_of);
             if let Ok(mut d) = deliver.lock() {
                 d.take(done);
             }
@@ -189,6 +202,7 @@ enum Work {
         piece: Vec<u8>,
         cut: usize,
         buffers: Arc<Buffers>,
+        detail: Detail,
     },
 }
 
@@ -212,10 +226,10 @@ impl Unit {
         }
     }
 
-    fn run(self) -> UnitDone {
+    fn run(self, detail_of: &DetailOf<'_>) -> UnitDone {
         let (kind, bytes, lines, out) = match self.work {
             Work::Whole(entry) => {
-                let p = parse_entry(entry, None);
+                let p = parse_entry_at(entry, None, detail_of);
                 (p.kind, p.bytes, p.lines, p.out)
             }
             Work::Skip(p) => (p.kind, p.bytes, p.lines, p.out),
@@ -225,15 +239,19 @@ impl Unit {
                 piece,
                 cut,
                 buffers,
+                detail,
             } => {
                 let own = piece.get(..cut).unwrap_or_default();
                 let (lines, out) = if carry.is_empty() {
-                    (count_lines(own), parse::parse(kind, own))
+                    (count_lines(own), parse::parse_detailed(kind, own, detail))
                 } else {
                     let mut text = buffers.take(carry.len() + own.len());
                     text.extend_from_slice(&carry);
                     text.extend_from_slice(own);
-                    let got = (count_lines(&text), parse::parse(kind, &text));
+                    let got = (
+                        count_lines(&text),
+                        parse::parse_detailed(kind, &text, detail),
+                    );
                     buffers.give(text);
                     got
                 };
@@ -255,12 +273,13 @@ impl Unit {
 }
 
 /// The reader's side: turns the walk's entries into units.
-struct Reader {
+struct Reader<'d> {
     open: Option<Open>,
     next_seq: u32,
     buffers: Arc<Buffers>,
     /// Lines of the current file routed so far: where its cut lines are.
     lines_read: u64,
+    detail_of: &'d DetailOf<'d>,
 }
 
 /// The streamed file whose pieces are arriving.
@@ -271,6 +290,8 @@ struct Open {
     next_index: u32,
     mode: Mode,
     buffers: Arc<Buffers>,
+    /// How much of each record its units build.
+    detail: Detail,
 }
 
 enum Mode {
@@ -282,7 +303,7 @@ enum Mode {
     Skip { problem: String, bytes: u64 },
 }
 
-impl Reader {
+impl Reader<'_> {
     /// The lines of `entry` (a piece of file `seq`, or the whole of it) that were cut as they
     /// were read: a diagnostic each, on the file's own line numbers.
     fn note_cuts(&mut self, seq: u32, entry: &Entry, deliver: &Mutex<Delivery>) {
@@ -330,7 +351,7 @@ impl Reader {
             // of it would have been.
             let first_end = piece_end(&entry.bytes, 0, PIECE_BYTES);
             let head = entry.bytes.get(..first_end).unwrap_or_default();
-            let mut open = Open::new(seq, &entry, head, Arc::clone(&self.buffers));
+            let mut open = Open::new(seq, &entry, head, Arc::clone(&self.buffers), self.detail_of);
             if let Mode::Gather(_) = open.mode {
                 return run(Unit {
                     seq,
@@ -362,6 +383,7 @@ impl Reader {
                 &entry,
                 &entry.bytes,
                 Arc::clone(&self.buffers),
+                self.detail_of,
             ));
         }
         let Some(seq) = self
@@ -390,7 +412,14 @@ impl Reader {
 
 impl Open {
     /// How a file whose first piece is `head` is read.
-    fn new(seq: u32, entry: &Entry, head: &[u8], buffers: Arc<Buffers>) -> Open {
+    fn new(
+        seq: u32,
+        entry: &Entry,
+        head: &[u8],
+        buffers: Arc<Buffers>,
+        detail_of: &DetailOf<'_>,
+    ) -> Open {
+        let mut detail = Detail::Full;
         let mode = if let Some(problem) = binary_content(head) {
             Mode::Skip { problem, bytes: 0 }
         } else if head.starts_with(&[0xFF, 0xFE])
@@ -403,6 +432,7 @@ impl Open {
             if whole_document(kind) {
                 Mode::Gather(Vec::new())
             } else {
+                detail = detail_of(&entry.path, kind);
                 Mode::Units {
                     kind,
                     carry: Vec::new(),
@@ -416,6 +446,7 @@ impl Open {
             next_index: 0,
             mode,
             buffers,
+            detail,
         }
     }
 
@@ -503,6 +534,7 @@ impl Open {
             piece,
             cut,
             buffers: Arc::clone(&self.buffers),
+            detail: self.detail.clone(),
         }
     }
 

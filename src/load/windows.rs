@@ -54,6 +54,7 @@ impl Sieved {
             diagnostics: self.diagnostics,
             unparsed_lines: self.unparsed_lines,
             zone_samples: self.zone_samples,
+            detail: Default::default(),
         }
     }
 }

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 
 use crate::event::{Event, Micros, RawTime};
 use crate::parse::primitives::instant;
-use crate::parse::ParseOutput;
+use crate::parse::{Detail, ParseOutput};
 
 /// Longest record, in physical lines, before the driver starts a new one. Keeps a runaway
 /// continuation (a log with no recognisable heads) from becoming one giant event.
@@ -44,7 +44,12 @@ pub fn split_lines(input: &[u8]) -> impl Iterator<Item = (u32, &[u8])> {
 
 /// Decodes a line, replacing invalid UTF-8.
 pub fn decode(line: &[u8]) -> Cow<'_, str> {
-    String::from_utf8_lossy(line)
+    // Checking first is several times faster than the lossy decoder on the (common) valid
+    // line, which it would borrow all the same.
+    match std::str::from_utf8(line) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(line),
+    }
 }
 
 /// What a collector wrapped around a line.
@@ -132,21 +137,23 @@ pub enum Continuation {
     Separate,
 }
 
-/// Runs a line grammar over a buffer. `head` parses a record's first line, or returns
-/// `None` for a line that is not one. Lines that are not heads are folded or kept on their
-/// own, per `policy`; a line that stands alone with no time is counted as unparsed.
+/// Runs a line grammar over a buffer. `head` parses a record's first line at the output's
+/// [`Detail`], or returns `None` for a line that is not one. Lines that are not heads are
+/// folded or kept on their own, per `policy`; a line that stands alone with no time is
+/// counted as unparsed. A light record's continuation lines are counted, not joined.
 pub fn parse_records(
     input: &[u8],
     policy: Continuation,
     out: &mut ParseOutput,
-    mut head: impl FnMut(&str) -> Option<Event>,
+    mut head: impl FnMut(&str, &Detail) -> Option<Event>,
 ) {
+    let detail = out.detail.clone();
     let mut current: Option<Event> = None;
     let mut bad_times = BadTimes::default();
     for (no, raw) in split_lines(input) {
         let decoded = decode(raw);
         let (env, content) = strip_envelope(&decoded);
-        if let Some(mut ev) = head(&content) {
+        if let Some(mut ev) = head(&content, &detail) {
             ev.line = no;
             ev.n_lines = 1;
             match (ev.raw_time, env.utc) {
@@ -167,7 +174,7 @@ pub fn parse_records(
                 .is_some_and(|ev| ev.n_lines < MAX_RECORD_LINES);
         if folds {
             if let Some(ev) = current.as_mut() {
-                if ev.message.len() < MAX_MESSAGE_BYTES {
+                if !ev.light && ev.message.len() < MAX_MESSAGE_BYTES {
                     ev.push_continuation(&content);
                     cap_message(&mut ev.message);
                 } else {
@@ -176,11 +183,19 @@ pub fn parse_records(
             }
             continue;
         }
-        let mut ev = Event::new(no, content.into_owned());
-        cap_message(&mut ev.message);
-        match env.utc {
-            Some(utc) => ev.raw_time = Some(RawTime::Utc(utc)),
-            None => out.unparsed_lines += 1,
+        let raw_time = env.utc.map(RawTime::Utc);
+        let mut ev = if detail.full_at(raw_time.as_ref()) {
+            let mut ev = Event::new(no, content.into_owned());
+            cap_message(&mut ev.message);
+            ev
+        } else {
+            let mut ev = Event::light(None, crate::event::Level::Info);
+            ev.line = no;
+            ev
+        };
+        ev.raw_time = raw_time;
+        if raw_time.is_none() {
+            out.unparsed_lines += 1;
         }
         if let Some(done) = current.replace(ev) {
             out.events.push(done);
@@ -291,7 +306,12 @@ mod tests {
     fn impossible_dates_are_diagnostics() {
         let mut out = ParseOutput::default();
         let input = "2024-02-30 10:00:00,000\tINFO x.py:1 -- a\n9999-01-01 00:00:00,000\tINFO x.py:1 -- b\n";
-        parse_records(input.as_bytes(), Continuation::Separate, &mut out, |_| None);
+        parse_records(
+            input.as_bytes(),
+            Continuation::Separate,
+            &mut out,
+            |_, _| None,
+        );
         assert_eq!(out.events.len(), 2);
         assert_eq!(out.diagnostics.len(), 1);
         let d = &out.diagnostics[0];

@@ -22,8 +22,10 @@ pub mod stamp;
 pub mod tree;
 pub mod worker;
 
+use std::sync::Arc;
+
 use crate::diag::Diagnostic;
-use crate::event::{Event, Micros, SourceKind};
+use crate::event::{Event, Micros, RawTime, SourceKind};
 
 /// What a parser produced from one file.
 #[derive(Debug, Default)]
@@ -35,6 +37,88 @@ pub struct ParseOutput {
     /// `local - utc` in microseconds, for lines that carried both a zone-less Ray time and a
     /// UTC time (a `kubectl logs --timestamps` prefix, an access-log stamp).
     pub zone_samples: Vec<Micros>,
+    /// How much of each record to build: set before parsing, read by the parser.
+    pub detail: Detail,
+}
+
+/// How much of each record the log parsers build. Which lines start records, their times,
+/// levels and line counts, the diagnostics and the zone samples are the same at every detail;
+/// a light record (`Event::light`) just has no component, message or fields. The commands
+/// that only count and place events (`--inventory`, the HTML page's histogram) read every
+/// line; building each record's strings was most of their time.
+///
+/// Only the text heads of the Ray, Serve and operator logs build light records; JSON
+/// records, records without a time, Kubernetes text and objects and worker output are
+/// always whole.
+#[derive(Clone, Debug, Default)]
+pub enum Detail {
+    #[default]
+    Full,
+    /// Every timed record light.
+    Light,
+    /// Whole when the record's time falls in one of the spans, light otherwise.
+    Near(Arc<Spans>),
+}
+
+impl Detail {
+    /// Whether a record parsed at `t` is built whole.
+    pub fn full_at(&self, t: Option<&RawTime>) -> bool {
+        match self {
+            Detail::Full => true,
+            Detail::Light => t.is_none(),
+            Detail::Near(spans) => spans.holds(t),
+        }
+    }
+}
+
+/// UTC spans, for [`Detail::Near`], and the file's zone (`local - utc`) when known.
+#[derive(Debug)]
+pub struct Spans {
+    pub offset: Option<Micros>,
+    /// Sorted, not overlapping.
+    spans: Arc<[(Micros, Micros)]>,
+}
+
+impl Spans {
+    /// Sorts and joins `spans`, for files whose zone is `offset` ([`Spans::zoned`]).
+    pub fn new(mut spans: Vec<(Micros, Micros)>) -> Spans {
+        spans.sort_unstable();
+        let mut joined: Vec<(Micros, Micros)> = Vec::with_capacity(spans.len());
+        for (lo, hi) in spans {
+            match joined.last_mut() {
+                Some(last) if lo <= last.1 => last.1 = last.1.max(hi),
+                _ => joined.push((lo, hi)),
+            }
+        }
+        Spans {
+            offset: None,
+            spans: joined.into(),
+        }
+    }
+
+    /// The same spans, for a file whose zone-less times are `offset` (`local - utc`) ahead
+    /// of UTC.
+    pub fn zoned(&self, offset: Micros) -> Spans {
+        Spans {
+            offset: Some(offset),
+            spans: Arc::clone(&self.spans),
+        }
+    }
+
+    /// Whether `t` may fall in a span: a zone-less time of a file whose zone is unknown, a
+    /// year-less stamp or an age may, and so does no time at all.
+    fn holds(&self, t: Option<&RawTime>) -> bool {
+        let utc = match t {
+            Some(RawTime::Utc(t)) => *t,
+            Some(RawTime::Naive(t)) => match self.offset {
+                Some(offset) => t - offset,
+                None => return true,
+            },
+            _ => return true,
+        };
+        let i = self.spans.partition_point(|&(_, hi)| hi < utc);
+        self.spans.get(i).is_some_and(|&(lo, _)| lo <= utc)
+    }
 }
 
 /// The grammar family a source kind is written in.
@@ -102,7 +186,19 @@ pub fn parse_folding(kind: SourceKind, input: &[u8]) -> ParseOutput {
 }
 
 fn parse_with(kind: SourceKind, input: &[u8], fold: bool) -> ParseOutput {
-    let mut out = ParseOutput::default();
+    parse_at(kind, input, fold, Detail::Full)
+}
+
+/// Parses one file's bytes as `kind`, building records at `detail`.
+pub fn parse_detailed(kind: SourceKind, input: &[u8], detail: Detail) -> ParseOutput {
+    parse_at(kind, input, false, detail)
+}
+
+fn parse_at(kind: SourceKind, input: &[u8], fold: bool, detail: Detail) -> ParseOutput {
+    let mut out = ParseOutput {
+        detail,
+        ..ParseOutput::default()
+    };
     match Format::of(kind) {
         Format::Operator => operator::parse(input, &mut out),
         Format::RayPython => ray_python::parse(input, &mut out),

@@ -15,20 +15,25 @@ use crate::event::{Event, Level, Micros, RawTime, MICROS_PER_SEC};
 use crate::parse::lines::{parse_records, Continuation};
 use crate::parse::primitives::{date_time, klog_header};
 use crate::parse::ray_python::{file_line, json_record, split_word};
-use crate::parse::ParseOutput;
+use crate::parse::{Detail, ParseOutput};
 
 pub fn parse(input: &[u8], out: &mut ParseOutput) {
     let mut samples = Vec::new();
-    parse_records(input, Continuation::Fold, out, |line| {
-        head(line, &mut samples)
+    parse_records(input, Continuation::Fold, out, |line, detail| {
+        head_at(line, &mut samples, detail)
     });
     out.zone_samples.append(&mut samples);
 }
 
 /// A record's first line in any C++ spelling, or `None` for a continuation.
 pub fn head(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
+    head_at(line, samples, &Detail::Full)
+}
+
+/// [`head`], building the record at `detail` (only the spdlog text is ever light).
+pub fn head_at(line: &str, samples: &mut Vec<Micros>, detail: &Detail) -> Option<Event> {
     match line.as_bytes().first()? {
-        b'[' => text_head(line),
+        b'[' => text_head(line, detail),
         b'{' => json_head(line, samples),
         b'I' | b'W' | b'E' | b'F' => glog_head(line),
         b'*' => signal_head(line),
@@ -37,7 +42,7 @@ pub fn head(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
 }
 
 /// `[2024-05-29 22:54:10,723 C 359273 359273] (raylet) placement_group_resource_manager.cc:29: Check failed: …`
-fn text_head(line: &str) -> Option<Event> {
+fn text_head(line: &str, detail: &Detail) -> Option<Event> {
     let rest = line.strip_prefix('[')?;
     if rest.as_bytes().get(4) != Some(&b'-') {
         return None;
@@ -55,9 +60,13 @@ fn text_head(line: &str) -> Option<Event> {
         return None;
     }
     let mut rest = rest.strip_prefix(' ').unwrap_or(rest);
+    let raw = RawTime::Naive(local);
+    if !detail.full_at(Some(&raw)) {
+        return Some(Event::light(Some(raw), level));
+    }
 
     let mut ev = Event::new(0, String::new());
-    ev.raw_time = Some(RawTime::Naive(local));
+    ev.raw_time = Some(raw);
     ev.level = level;
     ev.fields.push(("pid".into(), pid.into()));
     ev.fields.push(("tid".into(), tid.into()));

@@ -16,12 +16,12 @@ use serde_json::{Map, Value};
 use crate::event::{Event, Level, Micros, RawTime};
 use crate::parse::lines::{parse_records, Continuation};
 use crate::parse::primitives::{access_log_stamp, ray_asctime};
-use crate::parse::ParseOutput;
+use crate::parse::{Detail, ParseOutput};
 
 pub fn parse(input: &[u8], out: &mut ParseOutput) {
     let mut samples = Vec::new();
-    parse_records(input, Continuation::Fold, out, |line| {
-        head(line, &mut samples)
+    parse_records(input, Continuation::Fold, out, |line, detail| {
+        head_at(line, &mut samples, detail)
     });
     out.zone_samples.append(&mut samples);
 }
@@ -29,18 +29,23 @@ pub fn parse(input: &[u8], out: &mut ParseOutput) {
 /// A record's first line in any of the Python spellings, or `None` for a continuation.
 /// `samples` receives `local - utc` for lines that carry both times.
 pub fn head(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
+    head_at(line, samples, &Detail::Full)
+}
+
+/// [`head`], building the record at `detail` (only the text spellings are ever light).
+fn head_at(line: &str, samples: &mut Vec<Micros>, detail: &Detail) -> Option<Event> {
     match line.as_bytes().first()? {
         b'{' => {
             let mut ev = json_record(line, samples)?;
             ev.component = ev.field("file").unwrap_or_default().to_string();
             Some(ev)
         }
-        b'0'..=b'9' => text_head(line, samples),
+        b'0'..=b'9' => text_head(line, samples, detail),
         // A driver's output interleaves the core worker's C++ records
         // (`[2025-01-25 08:22:57,421 E 759 759] core_worker.cc:496: …`) with Python's: they
         // start records of their own, never continue the Python record above them.
         b'[' if line.as_bytes().get(1).is_some_and(u8::is_ascii_digit) => {
-            crate::parse::ray_cpp::head(line, samples)
+            crate::parse::ray_cpp::head_at(line, samples, detail)
         }
         _ => None,
     }
@@ -48,7 +53,7 @@ pub fn head(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
 
 /// `<asctime>\t<LEVEL> [(<component>) ]<file>:<line> -- <message>` and the sidecar's
 /// `<asctime> - <LEVEL> - <message>`. Pasted copies turn the TAB into spaces.
-fn text_head(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
+fn text_head(line: &str, samples: &mut Vec<Micros>, detail: &Detail) -> Option<Event> {
     // Cheap shape check before the date parser: `YYYY-MM-DD`.
     if line.as_bytes().get(4) != Some(&b'-') {
         return None;
@@ -58,8 +63,12 @@ fn text_head(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
     if let Some(sidecar) = rest.strip_prefix("- ") {
         let (level_tok, msg) = sidecar.split_once(" - ")?;
         let level = Level::parse(level_tok)?;
+        let raw = RawTime::Naive(local);
+        if !detail.full_at(Some(&raw)) {
+            return Some(Event::light(Some(raw), level));
+        }
         let mut ev = Event::new(0, msg);
-        ev.raw_time = Some(RawTime::Naive(local));
+        ev.raw_time = Some(raw);
         ev.level = level;
         return Some(ev);
     }
@@ -68,9 +77,6 @@ fn text_head(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
         return None;
     }
     let level = Level::parse(level_tok)?;
-    let mut ev = Event::new(0, String::new());
-    ev.raw_time = Some(RawTime::Naive(local));
-    ev.level = level;
 
     let mut rest = rest;
     let mut ray_component = None;
@@ -81,13 +87,37 @@ fn text_head(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
         }
     }
     let (loc, after_loc) = split_word(rest);
-    match (
+    let located = (
         file_line(loc),
         after_loc.strip_prefix("-- ").or(match after_loc {
             "--" => Some(""),
             _ => None,
         }),
-    ) {
+    );
+    // aiohttp's access logger lives in `web_log.py`; a relocated one still puts the
+    // bracketed stamp second.
+    let is_access =
+        |file: &str, msg: &str| file.starts_with("web_log") || split_word(msg).1.starts_with('[');
+    let raw = RawTime::Naive(local);
+    if !detail.full_at(Some(&raw)) {
+        // The whole record's time and zone samples, in the same order.
+        let mut ev = Event::light(Some(raw), level);
+        if let (Some((file, _)), Some(msg)) = located {
+            if let Some(ns) = timestamp_ns(msg) {
+                set_utc_from_ns(&mut ev, ns, Some(local), samples);
+            }
+            if is_access(file, msg) {
+                if let Some((_, _, sample)) = access_stamp(msg, local) {
+                    samples.push(sample);
+                }
+            }
+        }
+        return Some(ev);
+    }
+    let mut ev = Event::new(0, String::new());
+    ev.raw_time = Some(raw);
+    ev.level = level;
+    match located {
         (Some((file, lineno)), Some(msg)) => {
             ev.component = file.to_string();
             ev.fields.push(("file".into(), file.into()));
@@ -96,10 +126,7 @@ fn text_head(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
                 ev.fields.push(("ray_component".into(), name.into()));
             }
             ev.message = message_with_context(msg, local, &mut ev, samples);
-            // aiohttp's access logger lives in `web_log.py`; a relocated one still puts
-            // the bracketed stamp second.
-            let stamp_second = split_word(msg).1.starts_with('[');
-            if file.starts_with("web_log") || stamp_second {
+            if is_access(file, msg) {
                 access_fields(msg, local, &mut ev.fields, samples);
             }
         }
@@ -118,10 +145,7 @@ fn message_with_context(
     ev: &mut Event,
     samples: &mut Vec<Micros>,
 ) -> String {
-    let Some((_, ns)) = msg.rsplit_once(" timestamp_ns=") else {
-        return msg.to_string();
-    };
-    let Ok(ns) = ns.parse::<i64>() else {
+    let Some(ns) = timestamp_ns(msg) else {
         return msg.to_string();
     };
     let mut cut = msg.len();
@@ -139,6 +163,12 @@ fn message_with_context(
     ev.fields.extend(pairs);
     set_utc_from_ns(ev, ns, Some(local), samples);
     msg.get(..cut).unwrap_or(msg).to_string()
+}
+
+/// The `timestamp_ns` the TEXT `LoggingConfig` ends a record with.
+fn timestamp_ns(msg: &str) -> Option<i64> {
+    let (_, ns) = msg.rsplit_once(" timestamp_ns=")?;
+    ns.parse::<i64>().ok()
 }
 
 /// Prefers the zoned `timestamp_ns` over the naive asctime, and records their difference.
@@ -160,15 +190,10 @@ fn access_fields(
     fields: &mut Vec<(String, String)>,
     samples: &mut Vec<Micros>,
 ) {
-    let Some((client, rest)) = msg.split_once(' ') else {
+    let Some((client, rest, sample)) = access_stamp(msg, local) else {
         return;
     };
-    let Ok((rest, utc)) = access_log_stamp(rest) else {
-        return;
-    };
-    // The stamp has whole seconds (and is the request's start); cut asctime to whole
-    // seconds too so that the sample is the zone offset, not offset plus a fraction.
-    samples.push(local.div_euclid(1_000_000) * 1_000_000 - utc);
+    samples.push(sample);
     fields.push(("client".into(), client.into()));
     let Some(rest) = rest.strip_prefix(" \"") else {
         return;
@@ -195,6 +220,15 @@ fn access_fields(
     {
         fields.push(("user_agent".into(), ua.into()));
     }
+}
+
+/// An access line's client, the text after its stamp, and its zone sample.
+fn access_stamp(msg: &str, local: Micros) -> Option<(&str, &str, Micros)> {
+    let (client, rest) = msg.split_once(' ')?;
+    let (rest, utc) = access_log_stamp(rest).ok()?;
+    // The stamp has whole seconds (and is the request's start); cut asctime to whole
+    // seconds too so that the sample is the zone offset, not offset plus a fraction.
+    Some((client, rest, local.div_euclid(1_000_000) * 1_000_000 - utc))
 }
 
 /// Splits off the first space-separated word.

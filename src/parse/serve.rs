@@ -14,26 +14,31 @@ use crate::event::{Event, Level, Micros, RawTime};
 use crate::parse::lines::{parse_records, Continuation};
 use crate::parse::primitives::date_time;
 use crate::parse::ray_python::{file_line, json_record, split_word};
-use crate::parse::ParseOutput;
+use crate::parse::{Detail, ParseOutput};
 
 pub fn parse(input: &[u8], out: &mut ParseOutput) {
     let mut samples = Vec::new();
-    parse_records(input, Continuation::Fold, out, |line| {
-        head(line, &mut samples)
+    parse_records(input, Continuation::Fold, out, |line, detail| {
+        head_at(line, &mut samples, detail)
     });
     out.zone_samples.append(&mut samples);
 }
 
 /// A record's first line in any Serve spelling, or `None` for a continuation.
 pub fn head(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
+    head_at(line, samples, &Detail::Full)
+}
+
+/// [`head`], building the record at `detail` (only the text is ever light).
+fn head_at(line: &str, samples: &mut Vec<Micros>, detail: &Detail) -> Option<Event> {
     match line.as_bytes().first()? {
-        b'A'..=b'Z' => text_head(line),
+        b'A'..=b'Z' => text_head(line, detail),
         b'{' => json_head(line, samples),
         _ => None,
     }
 }
 
-fn text_head(line: &str) -> Option<Event> {
+fn text_head(line: &str, detail: &Detail) -> Option<Event> {
     let (level_tok, rest) = line.split_once(' ')?;
     if level_tok.len() > 8 || !level_tok.bytes().all(|b| b.is_ascii_uppercase()) {
         return None;
@@ -45,10 +50,14 @@ fn text_head(line: &str) -> Option<Event> {
     let (rest, local) = date_time(rest).ok()?;
     let rest = rest.strip_prefix(' ')?;
     let (name, rest) = rest.split_once(' ')?;
+    let raw = RawTime::Naive(local);
+    if !detail.full_at(Some(&raw)) {
+        return Some(Event::light(Some(raw), level));
+    }
     let (id, body) = split_word(rest);
 
     let mut ev = Event::new(0, String::new());
-    ev.raw_time = Some(RawTime::Naive(local));
+    ev.raw_time = Some(raw);
     ev.level = level;
     ev.component = name.to_string();
     // Context, location and access fields: one allocation instead of a few regrowths.
