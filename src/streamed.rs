@@ -210,11 +210,17 @@ pub fn timeline(
             }
         }
     };
+    // Selected by level alone, a record below it is only counted and placed, unless a line
+    // continues it (`Detail::AtLeast`); `--grep` and object filters read every record's text.
+    let detail = match q.min_level {
+        Some(min) if q.grep.is_none() && q.objects.is_none() => Detail::AtLeast(min),
+        _ => Detail::Full,
+    };
     let (outline, spill) = spilled(
         path,
         load,
         time,
-        &|_, _| Detail::Full,
+        &|_, _| detail.clone(),
         &keep,
         &mut watch,
         Spill::new()?,

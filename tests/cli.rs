@@ -457,6 +457,37 @@ fn exit_code_follows_fail_on() {
     );
 }
 
+/// Selected by level alone, the timeline reads the records below the level light
+/// (`parse::Detail::AtLeast`); `--grep ''`, which matches everything, reads every record
+/// whole. Both print the same, in both formats, on every corpus bundle.
+#[test]
+fn timeline_by_level_reads_light_and_prints_what_a_whole_read_prints() {
+    let corpus = common::root().join("corpus");
+    let mut bundles: Vec<_> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    bundles.sort();
+    let mut lines = 0;
+    for b in &bundles {
+        let d = b.to_str().unwrap();
+        for (level, format) in [("error", "text"), ("warning", "json")] {
+            let args = ["timeline", d, "--level", level, "--format", format];
+            let light = stdout_of(&args);
+            let whole = stdout_of(&[&args[..], &["--grep", ""]].concat());
+            assert_eq!(
+                String::from_utf8_lossy(&light),
+                String::from_utf8_lossy(&whole),
+                "{d} --level {level}"
+            );
+            lines += light.split(|&c| c == b'\n').count();
+        }
+    }
+    assert!(lines > 500, "{lines} lines selected in all");
+}
+
 #[test]
 fn timeline_filters() {
     let dir = common::root().join("corpus/handmade-agent-died");

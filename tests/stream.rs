@@ -10,7 +10,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use raysift::bundle::Limits;
-use raysift::event::Event;
+use raysift::event::{Event, Level};
 use raysift::load::{load, stream_at, DetailOf, LoadConfig};
 use raysift::parse::{Detail, Spans};
 
@@ -57,17 +57,20 @@ fn streamed(
     (got, by_id)
 }
 
-/// Streams `path` whole, light, and whole only near `near` (UTC spans; zone-less times read
-/// as UTC), each against the one-shot load. Returns how many light events the two last reads
-/// gave and how many whole ones the last did.
+/// Streams `path` whole, light, whole from warning up, and whole only near `near` (UTC spans;
+/// zone-less times read as UTC), each against the one-shot load. Returns how many light
+/// events the three last reads gave and how many whole ones the last did.
 fn assert_same(path: &Path, threads: usize, near: &[(i64, i64)]) -> (usize, usize) {
     let whole = load(path, &config(1)).unwrap();
     let spans = Spans::new(near.to_vec());
     let mut light = 0;
     let mut full_near = 0;
-    let details: [&DetailOf<'_>; 3] = [&|_, _| Detail::Full, &|_, _| Detail::Light, &|_, _| {
-        Detail::Near(std::sync::Arc::new(spans.zoned(0)))
-    }];
+    let details: [&DetailOf<'_>; 4] = [
+        &|_, _| Detail::Full,
+        &|_, _| Detail::Light,
+        &|_, _| Detail::AtLeast(Level::Warning),
+        &|_, _| Detail::Near(std::sync::Arc::new(spans.zoned(0))),
+    ];
     for (i, detail_of) in details.into_iter().enumerate() {
         let (got, events) = streamed(path, threads, detail_of);
         assert_read(path, &whole, &got, &events);
@@ -79,6 +82,14 @@ fn assert_same(path: &Path, threads: usize, near: &[(i64, i64)]) -> (usize, usiz
         );
         light += n_light;
         if i == 2 {
+            // Below the level and on one line, else whole.
+            let wrong = events
+                .iter()
+                .flatten()
+                .find(|e| e.light && (e.level >= Level::Warning || e.n_lines > 1));
+            assert!(wrong.is_none(), "{}: {wrong:?}", path.display());
+        }
+        if i == 3 {
             full_near = events.iter().flatten().filter(|e| !e.light).count();
         }
     }

@@ -8,7 +8,7 @@ use crate::parse::primitives::{find_date_time, instant};
 use crate::parse::ParseOutput;
 
 pub fn parse(input: &[u8], out: &mut ParseOutput) {
-    parse_records(input, Continuation::Separate, out, |line, _| head(line));
+    parse_records(input, Continuation::Separate, out, |line, _, _| head(line));
 }
 
 /// A line with a date-time in its first 40 bytes.

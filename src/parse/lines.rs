@@ -140,20 +140,25 @@ pub enum Continuation {
 /// Runs a line grammar over a buffer. `head` parses a record's first line at the output's
 /// [`Detail`], or returns `None` for a line that is not one. Lines that are not heads are
 /// folded or kept on their own, per `policy`; a line that stands alone with no time is
-/// counted as unparsed. A light record's continuation lines are counted, not joined.
+/// counted as unparsed. A light record's continuation lines are counted, not joined, unless
+/// the detail builds a continued record whole: then `head` reads its first line `again`, and
+/// must not count what it counted the first time (zone samples).
 pub fn parse_records(
     input: &[u8],
     policy: Continuation,
     out: &mut ParseOutput,
-    mut head: impl FnMut(&str, &Detail) -> Option<Event>,
+    mut head: impl FnMut(&str, &Detail, bool) -> Option<Event>,
 ) {
     let detail = out.detail.clone();
     let mut current: Option<Event> = None;
+    // The first line of `current`.
+    let mut current_head: &[u8] = &[];
     let mut bad_times = BadTimes::default();
     for (no, raw) in split_lines(input) {
         let decoded = decode(raw);
         let (env, content) = strip_envelope(&decoded);
-        if let Some(mut ev) = head(&content, &detail) {
+        if let Some(mut ev) = head(&content, &detail, false) {
+            current_head = raw;
             ev.line = no;
             ev.n_lines = 1;
             match (ev.raw_time, env.utc) {
@@ -174,6 +179,18 @@ pub fn parse_records(
                 .is_some_and(|ev| ev.n_lines < MAX_RECORD_LINES);
         if folds {
             if let Some(ev) = current.as_mut() {
+                if ev.light && detail.whole_when_continued() {
+                    let decoded = decode(current_head);
+                    let (_, first) = strip_envelope(&decoded);
+                    if let Some(mut whole) = head(&first, &Detail::Full, true) {
+                        // The time as the first reading settled it (envelope, zone).
+                        whole.line = ev.line;
+                        whole.n_lines = ev.n_lines;
+                        whole.raw_time = ev.raw_time;
+                        cap_message(&mut whole.message);
+                        *ev = whole;
+                    }
+                }
                 if !ev.light && ev.message.len() < MAX_MESSAGE_BYTES {
                     ev.push_continuation(&content);
                     cap_message(&mut ev.message);
@@ -184,7 +201,10 @@ pub fn parse_records(
             continue;
         }
         let raw_time = env.utc.map(RawTime::Utc);
-        let mut ev = if detail.full_at(raw_time.as_ref()) {
+        // Built whole when it may be continued and built again: `head` does not read it.
+        let whole = detail.full_at(raw_time.as_ref(), crate::event::Level::Info)
+            || detail.whole_when_continued();
+        let mut ev = if whole {
             let mut ev = Event::new(no, content.into_owned());
             cap_message(&mut ev.message);
             ev
@@ -310,7 +330,7 @@ mod tests {
             input.as_bytes(),
             Continuation::Separate,
             &mut out,
-            |_, _| None,
+            |_, _, _| None,
         );
         assert_eq!(out.events.len(), 2);
         assert_eq!(out.diagnostics.len(), 1);

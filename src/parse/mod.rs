@@ -25,7 +25,7 @@ pub mod worker;
 use std::sync::Arc;
 
 use crate::diag::Diagnostic;
-use crate::event::{Event, Micros, RawTime, SourceKind};
+use crate::event::{Event, Level, Micros, RawTime, SourceKind};
 
 /// What a parser produced from one file.
 #[derive(Debug, Default)]
@@ -58,16 +58,26 @@ pub enum Detail {
     Light,
     /// Whole when the record's time falls in one of the spans, light otherwise.
     Near(Arc<Spans>),
+    /// Whole at this level or above, and when a line continues the record (it may hold a
+    /// traceback, which the timeline shows at `error`: `explain::shown_level`); light
+    /// otherwise.
+    AtLeast(Level),
 }
 
 impl Detail {
-    /// Whether a record parsed at `t` is built whole.
-    pub fn full_at(&self, t: Option<&RawTime>) -> bool {
+    /// Whether a record parsed at `t` and `level` is built whole.
+    pub fn full_at(&self, t: Option<&RawTime>, level: Level) -> bool {
         match self {
             Detail::Full => true,
             Detail::Light => t.is_none(),
             Detail::Near(spans) => spans.holds(t),
+            Detail::AtLeast(min) => t.is_none() || level >= *min,
         }
+    }
+
+    /// Whether a light record is built again whole when a line continues it.
+    pub fn whole_when_continued(&self) -> bool {
+        matches!(self, Detail::AtLeast(_))
     }
 }
 

@@ -32,7 +32,9 @@ use crate::parse::ParseOutput;
 /// Parses one operator log file.
 pub fn parse(input: &[u8], out: &mut ParseOutput) {
     let mut state = State::default();
-    parse_records(input, Continuation::Fold, out, |line, _| state.head(line));
+    parse_records(input, Continuation::Fold, out, |line, _, _| {
+        state.head(line)
+    });
     if let Some(diag) = state.broken_json_diagnostic() {
         out.diagnostics.push(diag);
     }

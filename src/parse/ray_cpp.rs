@@ -19,8 +19,10 @@ use crate::parse::{Detail, ParseOutput};
 
 pub fn parse(input: &[u8], out: &mut ParseOutput) {
     let mut samples = Vec::new();
-    parse_records(input, Continuation::Fold, out, |line, detail| {
-        head_at(line, &mut samples, detail)
+    parse_records(input, Continuation::Fold, out, |line, detail, again| {
+        // Read again, a line gives no new zone sample.
+        let samples = if again { &mut Vec::new() } else { &mut samples };
+        head_at(line, samples, detail)
     });
     out.zone_samples.append(&mut samples);
 }
@@ -61,7 +63,7 @@ fn text_head(line: &str, detail: &Detail) -> Option<Event> {
     }
     let mut rest = rest.strip_prefix(' ').unwrap_or(rest);
     let raw = RawTime::Naive(local);
-    if !detail.full_at(Some(&raw)) {
+    if !detail.full_at(Some(&raw), level) {
         return Some(Event::light(Some(raw), level));
     }
 

@@ -20,8 +20,10 @@ use crate::parse::{Detail, ParseOutput};
 
 pub fn parse(input: &[u8], out: &mut ParseOutput) {
     let mut samples = Vec::new();
-    parse_records(input, Continuation::Fold, out, |line, detail| {
-        head_at(line, &mut samples, detail)
+    parse_records(input, Continuation::Fold, out, |line, detail, again| {
+        // Read again, a line gives no new zone sample.
+        let samples = if again { &mut Vec::new() } else { &mut samples };
+        head_at(line, samples, detail)
     });
     out.zone_samples.append(&mut samples);
 }
@@ -64,7 +66,7 @@ fn text_head(line: &str, samples: &mut Vec<Micros>, detail: &Detail) -> Option<E
         let (level_tok, msg) = sidecar.split_once(" - ")?;
         let level = Level::parse(level_tok)?;
         let raw = RawTime::Naive(local);
-        if !detail.full_at(Some(&raw)) {
+        if !detail.full_at(Some(&raw), level) {
             return Some(Event::light(Some(raw), level));
         }
         let mut ev = Event::new(0, msg);
@@ -99,7 +101,7 @@ fn text_head(line: &str, samples: &mut Vec<Micros>, detail: &Detail) -> Option<E
     let is_access =
         |file: &str, msg: &str| file.starts_with("web_log") || split_word(msg).1.starts_with('[');
     let raw = RawTime::Naive(local);
-    if !detail.full_at(Some(&raw)) {
+    if !detail.full_at(Some(&raw), level) {
         // The whole record's time and zone samples, in the same order.
         let mut ev = Event::light(Some(raw), level);
         if let (Some((file, _)), Some(msg)) = located {
