@@ -156,6 +156,7 @@ impl Validator {
                             let mut inner = Vec::new();
                             self.apply(arg, &Value::String(name.clone()), at, &mut inner);
                             for e in inner {
+                                let e = e.split_once(": ").map_or(e.as_str(), |(_, w)| w);
                                 err(out, at, format!("key name {name:?}: {e}"));
                             }
                         }
