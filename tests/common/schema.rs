@@ -30,8 +30,8 @@ pub struct Validator {
 }
 
 impl Validator {
-    /// `name` only names the schema in panics. Panics, naming the schema path, at the first keyword, `$ref`, `type` or pattern it
-    /// cannot read.
+    /// Panics at the first keyword, `$ref`, `type` or pattern it cannot read, naming the
+    /// schema path within `name`.
     pub fn new(name: &str, root: Value) -> Validator {
         let mut patterns = HashMap::new();
         check(&root, &root, &format!("{name}#"), &mut patterns);
