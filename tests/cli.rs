@@ -1974,6 +1974,107 @@ fn schema_prints_the_shipped_schemas_and_timeline_lines_follow_theirs() {
     assert!(!common::schema_errors("timeline", &v).is_empty(), "{v}");
 }
 
+/// The in-house validator behind `common::schema_errors` is strict: each keyword the
+/// schemas use rejects what it should, and a keyword it does not know is a panic.
+#[test]
+fn the_schema_validator_rejects_what_each_keyword_forbids() {
+    use common::schema::{close_objects, Validator};
+    use serde_json::json;
+    let mut schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "test", "title": "t", "description": "d",
+        "$defs": {
+            "time": { "type": "string", "pattern": "^[0-9]{4}-[0-9]{2}$" },
+            "count": { "type": "integer", "minimum": 0 }
+        },
+        "type": "object",
+        "required": ["kind", "n", "at"],
+        "properties": {
+            "kind": { "enum": ["a", "b", "error"] },
+            "n": { "$ref": "#/$defs/count" },
+            "share": { "type": "number", "minimum": 0, "maximum": 1 },
+            "at": { "oneOf": [{ "type": "null" }, { "$ref": "#/$defs/time" }] },
+            "either": { "oneOf": [{ "type": "integer" }, { "type": "number" }] },
+            "id": { "type": "string", "pattern": "[a-z]" },
+            "tags": { "type": "array", "items": { "type": "string" }, "minItems": 1 },
+            "fixed": { "const": 2 },
+            "maybe": { "type": ["string", "null"] },
+            "map": {
+                "type": "object",
+                "propertyNames": { "pattern": "^[a-z]+$" },
+                "additionalProperties": { "$ref": "#/$defs/count" }
+            },
+            "inner": { "type": "object", "properties": { "x": { "type": "boolean" } } },
+            "why": { "type": "string" }
+        },
+        "if": { "properties": { "kind": { "const": "error" } } },
+        "then": { "required": ["why"] }
+    });
+    close_objects(&mut schema);
+    let v = Validator::new("test", schema);
+    let good = json!({"kind": "a", "n": 3, "share": 0.5, "at": "2025-01", "either": 1.5,
+        "id": "-x-", "tags": ["t"], "fixed": 2.0, "maybe": null, "map": {"ab": 1},
+        "inner": {"x": true}});
+    assert_eq!(v.errors(&good), Vec::<String>::new());
+    assert!(v.is_valid(&json!({"kind": "error", "n": 3.0, "at": null, "why": "w"})));
+    let cases: &[(&str, serde_json::Value, &str)] = &[
+        ("wrong type", json!({"share": "0.5"}), "/share:"),
+        ("integer with a fraction", json!({"n": 1.5}), "/n:"),
+        ("type array", json!({"maybe": 1}), "/maybe:"),
+        ("enum miss", json!({"kind": "c"}), "/kind:"),
+        (
+            "extra key, closed root",
+            json!({"extra": 1}),
+            "/: the key \"extra\"",
+        ),
+        (
+            "extra key, closed inner",
+            json!({"inner": {"x": true, "y": 1}}),
+            "/inner:",
+        ),
+        ("nested type", json!({"inner": {"x": 1}}), "/inner/x:"),
+        ("minimum through $ref", json!({"n": -1}), "/n:"),
+        ("maximum", json!({"share": 1.5}), "/share:"),
+        ("pattern miss (unanchored)", json!({"id": "-_-"}), "/id:"),
+        ("oneOf, no branch", json!({"at": "2025-1"}), "/at:"),
+        ("oneOf, two branches", json!({"either": 2}), "/either:"),
+        ("items", json!({"tags": ["t", 1]}), "/tags/1:"),
+        ("minItems", json!({"tags": []}), "/tags:"),
+        ("const", json!({"fixed": 3}), "/fixed:"),
+        (
+            "additionalProperties schema",
+            json!({"map": {"ab": -1}}),
+            "/map/ab:",
+        ),
+        ("propertyNames", json!({"map": {"A": 1}}), "/map:"),
+        ("if/then", json!({"kind": "error"}), "\"why\" is missing"),
+    ];
+    for (what, change, expect) in cases {
+        let mut bad = good.clone();
+        for (k, x) in change.as_object().unwrap() {
+            bad[k] = x.clone();
+        }
+        let errors = v.errors(&bad);
+        assert_eq!(errors.len(), 1, "{what}: {bad}: {errors:#?}");
+        assert!(errors[0].contains(expect), "{what}: {errors:#?}");
+    }
+    let mut missing = good.clone();
+    missing.as_object_mut().unwrap().remove("n");
+    assert_eq!(v.errors(&missing), ["/: the required key \"n\" is missing"]);
+    // A schema the validator cannot fully read is refused when built, not half applied.
+    for unknown in [
+        json!({ "type": "string", "format": "date-time" }),
+        json!({ "properties": { "a": { "maxLength": 3 } } }),
+        json!({ "$ref": "other.json#/x" }),
+        json!({ "$ref": "#/$defs/missing" }),
+        json!({ "type": "text" }),
+        json!({ "if": { "const": 1 }, "then": true, "else": false }),
+    ] {
+        let built = std::panic::catch_unwind(|| Validator::new("unknown", unknown.clone()));
+        assert!(built.is_err(), "{unknown}");
+    }
+}
+
 #[test]
 fn timeline_text_shows_what_explains_an_event_and_grep_matches_what_is_shown() {
     let pasted = common::root().join("corpus/thin-pasted-line");

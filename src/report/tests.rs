@@ -5,6 +5,10 @@
 
 use insta::assert_snapshot;
 
+// The integration tests' strict JSON Schema validator, shared rather than copied.
+#[path = "../../tests/common/schema.rs"]
+mod schema;
+
 use crate::diag::Diagnostic;
 use crate::event::{micros_from_civil, Event, Level, SourceKind, Timestamp, TsQuality};
 use crate::inventory::{Inventory, Window};
@@ -336,34 +340,13 @@ fn json_with_the_timeline_section() {
     assert_eq!(t["lanes"].as_array().map(Vec::len), Some(5));
     assert_eq!(t["markers"].as_array().map(Vec::len), Some(5));
     assert_eq!(value["schema"], "raysift.report/v1");
-    // The section the JSON report omits is still described by the contract, key for key.
+    // The section the JSON report omits is still described by the contract, key for key, read
+    // as `tests/common::schema_errors` reads it (objects closed).
     let mut schema: serde_json::Value =
         serde_json::from_str(crate::cli::SchemaOf::Report.text()).unwrap_or_default();
-    close_objects(&mut schema);
-    let validator = jsonschema::draft202012::new(&schema).map_err(|e| e.to_string());
-    let errors: Vec<String> = match &validator {
-        Ok(v) => v.iter_errors(&value).map(|e| e.to_string()).collect(),
-        Err(e) => vec![e.clone()],
-    };
+    schema::close_objects(&mut schema);
+    let errors = schema::Validator::new("report", schema).errors(&value);
     assert!(errors.is_empty(), "{errors:#?}");
-}
-
-/// `additionalProperties: false` on every object schema that lists its properties and says
-/// nothing of others (as `tests/common::schema_errors` reads the schemas).
-fn close_objects(schema: &mut serde_json::Value) {
-    match schema {
-        serde_json::Value::Object(map) => {
-            if map.get("type").and_then(|t| t.as_str()) == Some("object")
-                && map.contains_key("properties")
-                && !map.contains_key("additionalProperties")
-            {
-                map.insert("additionalProperties".into(), false.into());
-            }
-            map.values_mut().for_each(close_objects);
-        }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(close_objects),
-        _ => {}
-    }
 }
 
 #[test]

@@ -2,6 +2,8 @@
 //! rules on it, and running the built binary.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod schema;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -123,11 +125,13 @@ pub fn diagnostics(report: &[u8]) -> Vec<(String, Option<u64>, String)> {
 /// What is wrong with `value` as an instance of the repository's `schema/{which}.v1.json`
 /// (`report`, `batch` or `timeline`), read strictly: an object may hold no key the schema
 /// does not name, so a field added to the output without its schema fails here. (The
-/// published schemas let consumers meet unknown keys: v1 only gains fields.) Empty: valid.
+/// published schemas let consumers meet unknown keys: v1 only gains fields.) Read by the
+/// in-house validator (`schema.rs`), which panics on a keyword it does not know. Each error
+/// names the instance path (a JSON pointer) first. Empty: valid.
 pub fn schema_errors(which: &str, value: &serde_json::Value) -> Vec<String> {
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
-    static VALIDATORS: OnceLock<Mutex<HashMap<String, &'static jsonschema::Validator>>> =
+    static VALIDATORS: OnceLock<Mutex<HashMap<String, &'static schema::Validator>>> =
         OnceLock::new();
     let validator = {
         let mut map = VALIDATORS
@@ -135,41 +139,14 @@ pub fn schema_errors(which: &str, value: &serde_json::Value) -> Vec<String> {
             .lock()
             .unwrap();
         *map.entry(which.to_string()).or_insert_with(|| {
-            let path = root().join(format!("schema/{which}.v1.json"));
-            let mut schema: serde_json::Value =
-                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-            close_objects(&mut schema);
-            Box::leak(Box::new(
-                jsonschema::draft202012::new(&schema)
-                    .unwrap_or_else(|e| panic!("{}: {e}", path.display())),
-            ))
+            let name = format!("schema/{which}.v1.json");
+            let text = std::fs::read_to_string(root().join(&name)).unwrap();
+            let mut schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+            schema::close_objects(&mut schema);
+            Box::leak(Box::new(schema::Validator::new(&name, schema)))
         })
     };
-    validator
-        .iter_errors(value)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect()
-}
-
-/// Sets `additionalProperties: false` on every object schema that lists its properties and
-/// says nothing of others.
-fn close_objects(schema: &mut serde_json::Value) {
-    match schema {
-        serde_json::Value::Object(map) => {
-            let closed = map.get("type").and_then(|t| t.as_str()) == Some("object")
-                && map.contains_key("properties")
-                && !map.contains_key("additionalProperties");
-            if closed {
-                map.insert(
-                    "additionalProperties".into(),
-                    serde_json::Value::Bool(false),
-                );
-            }
-            map.values_mut().for_each(close_objects);
-        }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(close_objects),
-        _ => {}
-    }
+    validator.errors(value)
 }
 
 /// Runs the built binary with extra environment variables whose values need not be UTF-8 (a
