@@ -55,8 +55,11 @@ impl Drop for TempDir {
 
 /// Bytes of one stamp record.
 const STAMP_BYTES: usize = 40;
-/// Bytes of events a file's out-of-order events are sorted in at once.
+/// Bytes a file's out-of-order events are sorted in at once: their encoded size plus the
+/// size of each decoded entry, so that small (light) events do not make a chunk of millions.
 const SORT_CHUNK_BYTES: u64 = 64 << 20;
+/// What an entry of a chunk being sorted takes besides its strings.
+const SORT_ENTRY_BYTES: u64 = std::mem::size_of::<(Micros, u32, Event, Stamp)>() as u64;
 
 /// A stretch of one file's events, contiguous in the spill files.
 #[derive(Clone, Copy, Debug)]
@@ -215,7 +218,7 @@ impl Spill {
                     let Some((ev, stamp, size)) = reader.next()? else {
                         break;
                     };
-                    bytes += size;
+                    bytes += size + SORT_ENTRY_BYTES;
                     chunk.push((res.key(id, &stamp.carry), ev.line, ev, stamp));
                 }
                 if chunk.is_empty() {

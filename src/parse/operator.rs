@@ -27,13 +27,13 @@ use crate::event::{Event, Level, Micros, RawTime, MICROS_PER_SEC};
 use crate::parse::generic::guess_level;
 use crate::parse::lines::{cap_message, parse_records, Continuation};
 use crate::parse::primitives::{date_time, find_date_time, instant, klog_header};
-use crate::parse::ParseOutput;
+use crate::parse::{Detail, ParseOutput};
 
 /// Parses one operator log file.
 pub fn parse(input: &[u8], out: &mut ParseOutput) {
     let mut state = State::default();
-    parse_records(input, Continuation::Fold, out, |line, _, _| {
-        state.head(line)
+    parse_records(input, Continuation::Fold, out, |line, detail, again| {
+        state.head(line, detail, again)
     });
     if let Some(diag) = state.broken_json_diagnostic() {
         out.diagnostics.push(diag);
@@ -52,14 +52,18 @@ struct State {
 }
 
 impl State {
-    fn head(&mut self, line: &str) -> Option<Event> {
-        self.line_no = self.line_no.saturating_add(1);
+    /// `again`: the line was read before, as a light record (`Detail`); it is not counted
+    /// twice.
+    fn head(&mut self, line: &str, detail: &Detail, again: bool) -> Option<Event> {
+        if !again {
+            self.line_no = self.line_no.saturating_add(1);
+        }
         let first = *line.as_bytes().first()?;
         match first {
             b'{' => Some(self.json_head(line)),
             // Stack frames (`\t/go/pkg/mod/…`) are the most common non-head lines.
             b'\t' => None,
-            b'0'..=b'9' => console(line).or_else(|| prefixed(line)),
+            b'0'..=b'9' => console(line, detail).or_else(|| prefixed(line)),
             b'I' | b'W' | b'E' | b'F' => klog(line).or_else(|| prefixed(line)),
             b'p' | b'f' => go_crash(line).or_else(|| prefixed(line)),
             b' ' => {
@@ -405,17 +409,27 @@ fn json_string_value<'a>(line: &'a str, key: &str) -> Option<&'a str> {
 // zap console
 
 /// `<ts>\t<LEVEL>\t[<logger>\t]<msg>[\t{fields}]`, or the same with spaces when pasted.
-fn console(line: &str) -> Option<Event> {
+/// A console line, built at `detail` (only a tab-separated one with a level is ever light).
+fn console(line: &str, detail: &Detail) -> Option<Event> {
     let (rest, time) = leading_time(line)?;
     // Only a zoned ISO stamp is distinctive enough to start a record without a level
     // word; a bare number or a zone-less date may be the start of a continuation line.
     let lenient = matches!(time, Stamp::Iso(_));
+    let raw = time.raw();
     let mut ev = match rest.as_bytes().first() {
-        Some(b'\t') => tabbed(rest.get(1..).unwrap_or_default(), lenient)?,
+        Some(b'\t') => {
+            let body = rest.get(1..).unwrap_or_default();
+            match zap_level(body.split_once('\t').map_or(body, |(level, _)| level)) {
+                Some(level) if !detail.full_at(Some(&raw), level) => {
+                    return Some(Event::light(Some(raw), level));
+                }
+                _ => tabbed(body, lenient)?,
+            }
+        }
         Some(b' ') => spaced(rest.trim_start_matches(' '), lenient)?,
         _ => return None,
     };
-    ev.raw_time = Some(time.raw());
+    ev.raw_time = Some(raw);
     Some(ev)
 }
 
@@ -691,7 +705,7 @@ fn prefixed(line: &str) -> Option<Event> {
                 .filter(|rec| rec.level.is_some() && rec.trailing.is_none())
                 .map(|rec| rec.into_event(rest))
         } else if rest.as_bytes().first().is_some_and(u8::is_ascii_digit) {
-            console(rest)
+            console(rest, &Detail::Full)
         } else {
             None
         };
