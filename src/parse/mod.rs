@@ -47,9 +47,9 @@ pub struct ParseOutput {
 /// that only count and place events (`--inventory`, the HTML page's histogram) read every
 /// line; building each record's strings was most of their time.
 ///
-/// Only the text heads of the Ray, Serve and operator logs build light records; JSON
-/// records, records without a time, Kubernetes text and objects and worker output are
-/// always whole.
+/// Only the text heads of the Ray, Serve and C++ logs and the operator's console lines build
+/// light records; JSON records, records without a time, Kubernetes text and objects and
+/// worker output are always whole.
 #[derive(Clone, Debug, Default)]
 pub enum Detail {
     #[default]
