@@ -155,6 +155,13 @@ impl Evidence {
 }
 
 impl Cause {
+    /// Its evidence, then its symptoms'.
+    pub fn all_evidence(&self) -> impl Iterator<Item = &Evidence> {
+        self.evidence
+            .iter()
+            .chain(self.symptoms.iter().flat_map(|s| s.evidence.iter()))
+    }
+
     pub fn score(&self) -> f64 {
         self.severity.weight() * self.confidence
     }

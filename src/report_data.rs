@@ -164,10 +164,7 @@ impl<'a> Picture<'a> {
         let file_ids: BTreeMap<&str, u32> = files.iter().map(|f| (f.path.as_str(), f.id)).collect();
         let mut wanted = BTreeMap::new();
         for cause in &report.causes {
-            let evidence = cause
-                .evidence
-                .iter()
-                .chain(cause.symptoms.iter().flat_map(|s| s.evidence.iter()));
+            let evidence = cause.all_evidence();
             for e in evidence {
                 if let Some(id) = file_ids.get(e.file.as_str()) {
                     wanted.insert((*id, e.line), None);
@@ -342,10 +339,7 @@ impl<'a> Picture<'a> {
         let mut labels_of: BTreeMap<usize, Vec<String>> = BTreeMap::new();
         for cause in &report.causes {
             let mut letters: Vec<&str> = Vec::new();
-            let evidence = cause
-                .evidence
-                .iter()
-                .chain(cause.symptoms.iter().flat_map(|s| s.evidence.iter()));
+            let evidence = cause.all_evidence();
             for e in evidence {
                 let letter_idx = match letters.iter().position(|m| *m == e.meaning) {
                     Some(i) => i,

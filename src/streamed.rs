@@ -358,10 +358,7 @@ pub fn near_evidence(tl: &Timeline, report: &Report, cfg: &TimelineDataConfig) -
     let reach = rate_reach(tl, cfg).saturating_add(NEAR_MARGIN);
     let mut spans = Vec::new();
     for cause in &report.causes {
-        let evidence = cause
-            .evidence
-            .iter()
-            .chain(cause.symptoms.iter().flat_map(|s| s.evidence.iter()));
+        let evidence = cause.all_evidence();
         for e in evidence {
             if let Some(ts) = e.ts.as_deref() {
                 let (_, t) = crate::parse::primitives::instant(ts).ok()?;

@@ -462,14 +462,7 @@ fn exit_code_follows_fail_on() {
 /// whole. Both print the same, in both formats, on every corpus bundle.
 #[test]
 fn timeline_by_level_reads_light_and_prints_what_a_whole_read_prints() {
-    let corpus = common::root().join("corpus");
-    let mut bundles: Vec<_> = std::fs::read_dir(&corpus)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    bundles.sort();
+    let bundles = common::corpus_bundles();
     let mut lines = 0;
     for b in &bundles {
         let d = b.to_str().unwrap();
@@ -887,14 +880,7 @@ fn assert_sieve_matches_full_parse(dir: &Path) {
 
 #[test]
 fn sieved_analyze_finds_what_the_full_parse_finds() {
-    let corpus = common::root().join("corpus");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&corpus)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
+    let dirs = common::corpus_bundles();
     assert!(dirs.len() > 30);
     for dir in dirs {
         assert_sieve_matches_full_parse(&dir);

@@ -7,7 +7,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use raysift::bundle::Limits;
 use raysift::event::{Event, Level};
@@ -164,14 +164,7 @@ fn assert_read(
 
 #[test]
 fn every_corpus_bundle_streams_as_it_loads() {
-    let corpus = common::root().join("corpus");
-    let mut bundles: Vec<PathBuf> = std::fs::read_dir(&corpus)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    bundles.sort();
+    let bundles = common::corpus_bundles();
     assert!(bundles.len() > 20);
     let mut light = 0;
     for b in &bundles {

@@ -18,6 +18,18 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The corpus's bundles (its folders), sorted.
+pub fn corpus_bundles() -> Vec<PathBuf> {
+    let mut bundles: Vec<PathBuf> = std::fs::read_dir(root().join("corpus"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    bundles.sort();
+    bundles
+}
+
 pub fn timeline(path: &Path, threads: usize) -> Timeline {
     let loaded = load(
         path,
