@@ -307,10 +307,7 @@ pub fn picture(
     near: Option<Near>,
 ) -> Result<Page, Error> {
     if let Some(near) = near {
-        let detail_of = |path: &str, _| {
-            let offset = near.offsets.get(path).copied().unwrap_or(0);
-            Detail::Near(Arc::new(near.spans.zoned(offset)))
-        };
+        let detail_of = |path: &str, _| near.detail_of(path);
         let (got, light_rows) = picture_at(path, load, time, report, cfg, &detail_of)?;
         if !light_rows {
             return Ok(got);
@@ -328,6 +325,14 @@ pub type Page = (TimelineData, Inventory, Vec<Diagnostic>);
 pub struct Near {
     spans: Spans,
     offsets: HashMap<String, Micros>,
+}
+
+impl Near {
+    /// What the file at `path` builds whole: the records in the spans, by its zone.
+    fn detail_of(&self, path: &str) -> Detail {
+        let offset = self.offsets.get(path).copied().unwrap_or(0);
+        Detail::Near(Arc::new(self.spans.zoned(offset)))
+    }
 }
 
 /// How far the streamed read may place a time from where the sieved read placed it without a
@@ -348,26 +353,20 @@ pub fn near_evidence(tl: &Timeline, report: &Report, cfg: &TimelineDataConfig) -
     if report.bundle.filter.is_some() {
         return None;
     }
-    let ids: HashMap<&str, u32> = tl.files.iter().map(|f| (f.path.as_str(), f.id)).collect();
-    let at: HashMap<(u32, u32), usize> = tl
-        .events
-        .iter()
-        .enumerate()
-        .map(|(i, e)| ((e.file, e.line), i))
-        .collect();
     let reach = rate_reach(tl, cfg).saturating_add(NEAR_MARGIN);
     let mut spans = Vec::new();
     for cause in &report.causes {
-        let evidence = cause.all_evidence();
-        for e in evidence {
+        for e in cause.all_evidence() {
             if let Some(ts) = e.ts.as_deref() {
                 let (_, t) = crate::parse::primitives::instant(ts).ok()?;
                 spans.push((t.saturating_sub(reach), t.saturating_add(reach)));
                 continue;
             }
-            let &i = ids
-                .get(e.file.as_str())
-                .and_then(|id| at.get(&(*id, e.line)))?;
+            let id = tl.files.iter().find(|f| f.path == e.file)?.id;
+            let i = tl
+                .events
+                .iter()
+                .position(|ev| ev.file == id && ev.line == e.line)?;
             let n = cfg.context_events;
             let before = tl.events.get(..i.saturating_sub(n)).unwrap_or_default();
             let after = tl.events.get(i + n + 1..).unwrap_or_default();
@@ -481,10 +480,7 @@ mod tests {
         let show = |got: Page| serde_json::to_string(&(got.0, got.1, got.2.len())).unwrap();
         let light_rows = match &near {
             Some(near) => {
-                let detail_of = |path: &str, _| {
-                    let offset = near.offsets.get(path).copied().unwrap_or(0);
-                    Detail::Near(Arc::new(near.spans.zoned(offset)))
-                };
+                let detail_of = |path: &str, _| near.detail_of(path);
                 picture_at(bundle, &load, &time, &report, &cfg, &detail_of)
                     .unwrap()
                     .1

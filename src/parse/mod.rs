@@ -90,7 +90,7 @@ pub struct Spans {
 }
 
 impl Spans {
-    /// Sorts and joins `spans`, for files whose zone is `offset` ([`Spans::zoned`]).
+    /// Sorts and joins `spans` (UTC); [`Spans::zoned`] gives them a file's zone.
     pub fn new(mut spans: Vec<(Micros, Micros)>) -> Spans {
         spans.sort_unstable();
         let mut joined: Vec<(Micros, Micros)> = Vec::with_capacity(spans.len());
