@@ -417,15 +417,7 @@ fn console(line: &str, detail: &Detail) -> Option<Event> {
     let lenient = matches!(time, Stamp::Iso(_));
     let raw = time.raw();
     let mut ev = match rest.as_bytes().first() {
-        Some(b'\t') => {
-            let body = rest.get(1..).unwrap_or_default();
-            match zap_level(body.split_once('\t').map_or(body, |(level, _)| level)) {
-                Some(level) if !detail.full_at(Some(&raw), level) => {
-                    return Some(Event::light(Some(raw), level));
-                }
-                _ => tabbed(body, lenient)?,
-            }
-        }
+        Some(b'\t') => tabbed(rest.get(1..).unwrap_or_default(), lenient, &raw, detail)?,
         Some(b' ') => spaced(rest.trim_start_matches(' '), lenient)?,
         _ => return None,
     };
@@ -450,12 +442,15 @@ impl Stamp {
     }
 }
 
-/// The tab-separated body after the stamp.
-fn tabbed(body: &str, lenient: bool) -> Option<Event> {
+/// The tab-separated body after the stamp written `raw`, built at `detail`.
+fn tabbed(body: &str, lenient: bool, raw: &RawTime, detail: &Detail) -> Option<Event> {
     let (level_tok, after) = body.split_once('\t').unwrap_or((body, ""));
     let Some(level) = zap_level(level_tok) else {
         return lenient.then(|| stamped_text(body));
     };
+    if !detail.full_at(Some(raw), level) {
+        return Some(Event::light(Some(*raw), level));
+    }
     // The fields object is the last column; JSON escapes tabs, so it holds none.
     let mut fields = Vec::new();
     let mut text = after;
