@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::event::{format_rfc3339, Event, Level, Micros, SourceKind, Timestamp};
 use crate::load::FileInfo;
+use crate::parse::Spans;
 use crate::rank::{Evidence, Report};
 use crate::rules::Severity;
 use crate::timeline::Timeline;
@@ -125,28 +126,138 @@ pub fn timeline_data(tl: &Timeline, report: &Report, cfg: &TimelineDataConfig) -
 /// Where an evidence line's event came in the timeline, and its time.
 type Seen = (usize, Option<Timestamp>);
 
-/// The timeline section built as the events go by, in timeline order: only the bucket counts,
-/// the last few events and the rows around the evidence are kept, so a streamed timeline
-/// (`crate::streamed`) gives the picture without holding the bundle.
-pub struct Picture<'a> {
-    cfg: TimelineDataConfig,
-    files: &'a [FileInfo],
+/// The per-source histograms over a window: what each timed event adds to the picture
+/// whatever its place in the timeline, so they may be counted in any order, even while the
+/// bundle is read (`crate::streamed`).
+#[derive(Clone, Debug)]
+pub struct Lanes {
     n_buckets: usize,
+    window: Option<(Micros, Micros)>,
     lo: Micros,
     hi: Micros,
     width: Micros,
     lanes: BTreeMap<SourceKind, Lane>,
+    /// The first and last time counted.
+    seen: Option<(Micros, Micros)>,
+}
+
+impl Lanes {
+    /// Empty lanes of `buckets` buckets over `window` (the first and last time of the whole
+    /// timeline).
+    pub fn new(window: Option<(Micros, Micros)>, buckets: usize) -> Lanes {
+        let n_buckets = buckets.max(1);
+        let (lo, hi) = window.unwrap_or((0, 0));
+        // A zero-length window still gets one microsecond per bucket, so indices stay defined.
+        let width = ((hi - lo) / n_buckets as i64 + 1).max(1);
+        Lanes {
+            n_buckets,
+            window,
+            lo,
+            hi,
+            width,
+            lanes: BTreeMap::new(),
+            seen: None,
+        }
+    }
+
+    fn bucket_of(&self, t: Micros) -> usize {
+        (((t - self.lo) / self.width).max(0) as usize).min(self.n_buckets - 1)
+    }
+
+    /// Counts an event of `kind` at `level` at time `t`.
+    pub fn count(&mut self, kind: SourceKind, t: Micros, level: Level) {
+        self.seen = Some(self.seen.map_or((t, t), |(lo, hi)| (lo.min(t), hi.max(t))));
+        let b = self.bucket_of(t);
+        let n_buckets = self.n_buckets;
+        let lane = self.lanes.entry(kind).or_insert_with(|| Lane {
+            source: kind.as_str(),
+            all: vec![0; n_buckets],
+            warn: vec![0; n_buckets],
+            total: 0,
+            total_warn: 0,
+        });
+        if let Some(n) = lane.all.get_mut(b) {
+            *n += 1;
+        }
+        lane.total += 1;
+        if level >= Level::Warning {
+            if let Some(n) = lane.warn.get_mut(b) {
+                *n += 1;
+            }
+            lane.total_warn += 1;
+        }
+    }
+
+    /// Adds what `other` counted; false (and nothing added) when it counted over another
+    /// window or number of buckets, where its buckets are not these.
+    pub fn add(&mut self, other: Lanes) -> bool {
+        if (other.window, other.n_buckets) != (self.window, self.n_buckets) {
+            return false;
+        }
+        if let Some((lo, hi)) = other.seen {
+            self.seen = Some(self.seen.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+        }
+        for (kind, lane) in other.lanes {
+            match self.lanes.get_mut(&kind) {
+                None => {
+                    self.lanes.insert(kind, lane);
+                }
+                Some(mine) => {
+                    for (a, b) in mine.all.iter_mut().zip(&lane.all) {
+                        *a += b;
+                    }
+                    for (a, b) in mine.warn.iter_mut().zip(&lane.warn) {
+                        *a += b;
+                    }
+                    mine.total += lane.total;
+                    mine.total_warn += lane.total_warn;
+                }
+            }
+        }
+        true
+    }
+}
+
+/// A walk from an evidence line through its neighbours, in one direction.
+#[derive(Clone, Copy, Debug)]
+struct Walk {
+    /// The evidence's time, if it has one.
+    centre: Option<Micros>,
+    /// The evidence's sort key.
+    from: Micros,
+    /// The sort keys of the first and last rows taken (the evidence's own at first).
+    rows: (Micros, Micros),
+    /// How many more events it may take.
+    left: usize,
+}
+
+/// The timeline section built as the events go by, in timeline order: only the bucket counts,
+/// the last few events and the rows around the evidence are kept, so a streamed timeline
+/// (`crate::streamed`) gives the picture without holding the bundle.
+///
+/// A streamed read may hand over only some events and count the others into [`Lanes`]
+/// ([`Picture::handed_within`]): then the rows are right only where every event was handed
+/// over, and the picture checks that each walk around an evidence line stayed there.
+pub struct Picture<'a> {
+    cfg: TimelineDataConfig,
+    files: &'a [FileInfo],
+    lanes: Lanes,
     /// Evidence `(file id, line)` → the index and time of its first event.
     wanted: BTreeMap<(u32, u32), Option<Seen>>,
-    /// The last `context_events` events, with their index.
-    recent: VecDeque<(usize, Event)>,
-    /// Evidence whose following events are still being taken: its time, and how many more.
-    open: Vec<(Option<Micros>, usize)>,
+    /// The last `context_events` events, with their index and sort key.
+    recent: VecDeque<(usize, Micros, Event)>,
+    /// Evidence whose following events are still being taken.
+    open: Vec<Walk>,
     picked: BTreeMap<usize, Row>,
     evidence_at: BTreeSet<usize>,
     next: usize,
-    /// Whether a row was picked from a light event (`parse::Detail`), which has no text.
-    light_rows: bool,
+    /// The sort keys within which every event of the timeline is handed over; `None`: all.
+    handed: Option<Spans>,
+    /// The first and last time of the events counted instead of handed over.
+    counted: Option<(Micros, Micros)>,
+    /// Whether a row may differ from the whole timeline's: it was picked from a light event
+    /// (`parse::Detail`), which has no text, or a walk around evidence left `handed`.
+    unsure: bool,
 }
 
 impl<'a> Picture<'a> {
@@ -157,10 +268,6 @@ impl<'a> Picture<'a> {
         report: &Report,
         cfg: &TimelineDataConfig,
     ) -> Picture<'a> {
-        let n_buckets = cfg.buckets.max(1);
-        let (lo, hi) = window.unwrap_or((0, 0));
-        // A zero-length window still gets one microsecond per bucket, so indices stay defined.
-        let width = ((hi - lo) / n_buckets as i64 + 1).max(1);
         let file_ids: BTreeMap<&str, u32> = files.iter().map(|f| (f.path.as_str(), f.id)).collect();
         let mut wanted = BTreeMap::new();
         for cause in &report.causes {
@@ -174,23 +281,34 @@ impl<'a> Picture<'a> {
         Picture {
             cfg: *cfg,
             files,
-            n_buckets,
-            lo,
-            hi,
-            width,
-            lanes: BTreeMap::new(),
+            lanes: Lanes::new(window, cfg.buckets),
             wanted,
             recent: VecDeque::new(),
             open: Vec::new(),
             picked: BTreeMap::new(),
             evidence_at: BTreeSet::new(),
             next: 0,
-            light_rows: false,
+            handed: None,
+            counted: None,
+            unsure: false,
         }
     }
 
-    fn bucket_of(&self, t: Micros) -> usize {
-        (((t - self.lo) / self.width).max(0) as usize).min(self.n_buckets - 1)
+    /// Says that only the events whose sort key lies in `spans` are all handed over; the
+    /// timed ones outside may have been counted instead ([`Picture::add_counted`]).
+    pub fn handed_within(&mut self, spans: Spans) {
+        self.handed = Some(spans);
+    }
+
+    /// Adds events counted instead of handed over; false when they were counted over
+    /// another window (nothing is added: the picture must be drawn from a whole read).
+    pub fn add_counted(&mut self, counted: Lanes) -> bool {
+        let seen = counted.seen;
+        let added = self.lanes.add(counted);
+        if added {
+            self.counted = seen;
+        }
+        added
     }
 
     fn row(&self, ev: &Event) -> Row {
@@ -213,68 +331,90 @@ impl<'a> Picture<'a> {
     /// Takes the next event of the timeline, borrowed (it is cloned only to be kept among
     /// the recent ones).
     pub fn push(&mut self, ev: &Event) {
-        self.take(ev);
-        self.keep_recent(|| ev.clone());
+        let key = ev.ts.map_or(Micros::MIN, |t| t.micros);
+        self.take(ev, key);
+        self.keep_recent(key, || ev.clone());
     }
 
-    /// Takes the next event of the timeline, owned: a streamed timeline hands each event
-    /// over once, so it is moved into the recent ones, never cloned.
-    pub fn push_owned(&mut self, ev: Event) {
-        self.take(&ev);
-        self.keep_recent(|| ev);
+    /// Takes the next event of the timeline, owned, with the key it sorts by: a streamed
+    /// timeline hands each event over once, so it is moved into the recent ones, never
+    /// cloned.
+    pub fn push_owned(&mut self, ev: Event, key: Micros) {
+        self.take(&ev, key);
+        self.keep_recent(key, || ev);
     }
 
-    fn keep_recent(&mut self, ev: impl FnOnce() -> Event) {
+    fn keep_recent(&mut self, key: Micros, ev: impl FnOnce() -> Event) {
         if self.cfg.context_events > 0 {
             if self.recent.len() >= self.cfg.context_events {
                 self.recent.pop_front();
             }
-            self.recent.push_back((self.next - 1, ev()));
+            self.recent.push_back((self.next - 1, key, ev()));
         }
     }
 
-    fn take(&mut self, ev: &Event) {
+    /// Notes a walk that went over the sort keys `lo..=hi`: its rows are the whole
+    /// timeline's if no event there was counted instead of handed over. That holds where
+    /// the walk stayed among the handed keys or away from the counted times. It also holds
+    /// where the walk left the handed span of its evidence for the first event beyond, if
+    /// every time beyond the span is too far from the evidence (the span reaches the
+    /// context on that side) and the walk took no row there: in the whole timeline too it
+    /// ends at the first event beyond, handed or not (events without a time are always
+    /// handed over, so one there would have been taken).
+    fn walked(&mut self, walk: Walk, lo: Micros, hi: Micros) {
+        let (Some(handed), Some((first, last))) = (&self.handed, self.counted) else {
+            return;
+        };
+        let (a, b) = (lo.max(first), hi.min(last));
+        if a > b || handed.cover(a, b) {
+            return;
+        }
+        let ctx = self.cfg.context_micros;
+        let sure = match (walk.centre, handed.around(walk.from)) {
+            (Some(c), Some((h_lo, h_hi))) => {
+                (lo >= h_lo || (h_lo <= c.saturating_sub(ctx) && walk.rows.0 >= h_lo))
+                    && (hi <= h_hi || (h_hi >= c.saturating_add(ctx) && walk.rows.1 <= h_hi))
+            }
+            _ => false,
+        };
+        self.unsure |= !sure;
+    }
+
+    fn take(&mut self, ev: &Event, key: Micros) {
+        debug_assert!(
+            self.handed.is_none() || ev.ts.is_none_or(|t| t.micros == key),
+            "a timed event sorts by its own time"
+        );
         let i = self.next;
         self.next += 1;
         if let Some(ts) = ev.ts {
-            let b = self.bucket_of(ts.micros);
-            let n_buckets = self.n_buckets;
-            let lane = self.lanes.entry(ev.kind).or_insert_with(|| Lane {
-                source: ev.kind.as_str(),
-                all: vec![0; n_buckets],
-                warn: vec![0; n_buckets],
-                total: 0,
-                total_warn: 0,
-            });
-            if let Some(n) = lane.all.get_mut(b) {
-                *n += 1;
-            }
-            lane.total += 1;
-            if ev.level >= Level::Warning {
-                if let Some(n) = lane.warn.get_mut(b) {
-                    *n += 1;
-                }
-                lane.total_warn += 1;
-            }
+            self.lanes.count(ev.kind, ts.micros, ev.level);
         }
         let ctx = self.cfg.context_micros;
         let near = |centre: Option<Micros>, t: Option<Timestamp>| match (centre, t) {
             (Some(c), Some(t)) => (t.micros - c).abs() <= ctx,
             _ => true,
         };
-        // The events after earlier evidence.
+        // The events after earlier evidence. A walk ends at its last row or at the first
+        // event too far away, and covers the keys from the evidence to there.
         let mut take = false;
-        for (centre, left) in &mut self.open {
-            if *left > 0 {
-                if near(*centre, ev.ts) {
-                    take = true;
-                    *left -= 1;
-                } else {
-                    *left = 0;
-                }
+        let mut ended = Vec::new();
+        for walk in &mut self.open {
+            if near(walk.centre, ev.ts) {
+                take = true;
+                walk.left -= 1;
+                walk.rows.1 = key;
+            } else {
+                walk.left = 0;
+            }
+            if walk.left == 0 {
+                ended.push(*walk);
             }
         }
-        self.open.retain(|(_, left)| *left > 0);
+        for walk in ended {
+            self.walked(walk, walk.from, key);
+        }
+        self.open.retain(|walk| walk.left > 0);
         let first = match self.wanted.get_mut(&(ev.file, ev.line)) {
             Some(slot @ None) => {
                 *slot = Some((i, ev.ts));
@@ -287,41 +427,71 @@ impl<'a> Picture<'a> {
             self.evidence_at.insert(i);
             take = true;
             let mut back = Vec::new();
-            for (j, before) in self.recent.iter().rev() {
+            // Where the walk back ended: a full window of recent events, the first one too
+            // far away, or the start of the timeline.
+            let mut reach = if self.recent.len() >= self.cfg.context_events {
+                self.recent.front().map_or(Micros::MIN, |r| r.1)
+            } else {
+                Micros::MIN
+            };
+            let mut walk = Walk {
+                centre,
+                from: key,
+                rows: (key, key),
+                left: self.cfg.context_events,
+            };
+            for (j, k, before) in self.recent.iter().rev() {
                 if !near(centre, before.ts) {
+                    reach = *k;
                     break;
                 }
-                self.light_rows |= before.light;
+                walk.rows.0 = *k;
+                self.unsure |= before.light;
                 back.push((*j, self.row(before)));
             }
+            self.walked(walk, reach, key);
             for (j, row) in back {
                 self.picked.entry(j).or_insert(row);
             }
-            if self.cfg.context_events > 0 {
-                self.open.push((centre, self.cfg.context_events));
+            if walk.left > 0 {
+                self.open.push(walk);
             }
         }
         if take {
-            self.light_rows |= ev.light;
+            self.unsure |= ev.light;
             let row = self.row(ev);
             self.picked.entry(i).or_insert(row);
         }
     }
 
-    /// Whether a row was picked from a light event: the page would show it without its text.
-    pub fn has_light_rows(&self) -> bool {
-        self.light_rows
+    /// Whether a row may differ from the whole timeline's: one was picked from a light
+    /// event, or a walk around evidence left the keys within which every event was handed
+    /// over. The page is then drawn again from a whole read. Call once every event was pushed.
+    pub fn unsure(&mut self) -> bool {
+        // Walks the timeline's end left open ran to its end.
+        for walk in std::mem::take(&mut self.open) {
+            self.walked(walk, walk.from, Micros::MAX);
+        }
+        // An evidence line not handed over may have been counted.
+        if self.handed.is_some() && self.counted.is_some() {
+            self.unsure |= self.wanted.values().any(Option::is_none);
+        }
+        self.unsure
     }
 
     /// The section, once every event was pushed.
     pub fn finish(self, report: &Report) -> TimelineData {
         let Picture {
             cfg,
-            n_buckets,
-            lo,
-            hi,
-            width,
-            lanes,
+            lanes:
+                Lanes {
+                    n_buckets,
+                    lo,
+                    hi,
+                    width,
+                    lanes,
+                    ..
+                },
             wanted,
             mut picked,
             evidence_at,
@@ -511,6 +681,100 @@ mod tests {
             .iter()
             .all(|r| !r.evidence.is_empty()
                 || data.markers.iter().any(|m| Some(&m.ts) == r.ts.as_ref())));
+    }
+
+    /// The picture drawn from the events within `spans` (each with its sort key), the timed
+    /// ones outside only counted, as a streamed read near evidence draws it; `None` when it
+    /// says it is unsure.
+    fn handed_picture(
+        tl: &Timeline,
+        report: &Report,
+        cfg: &TimelineDataConfig,
+        spans: &Spans,
+    ) -> (Option<TimelineData>, bool) {
+        let mut counted = Lanes::new(tl.window(), cfg.buckets);
+        let mut picture = Picture::new(tl.window(), &tl.files, report, cfg);
+        picture.handed_within(spans.clone());
+        let mut handed = Vec::new();
+        // An event without a time sorts by the time before it.
+        let mut key = Micros::MIN;
+        for ev in &tl.events {
+            key = ev.ts.map_or(key, |t| t.micros);
+            match ev.ts {
+                Some(t) if !spans.cover(key, key) => counted.count(ev.kind, t.micros, ev.level),
+                _ => handed.push((ev.clone(), key)),
+            }
+        }
+        let any_counted = handed.len() < tl.events.len();
+        assert!(picture.add_counted(counted));
+        for (ev, key) in handed {
+            picture.push_owned(ev, key);
+        }
+        let data = (!picture.unsure()).then(|| picture.finish(report));
+        (data, any_counted)
+    }
+
+    #[test]
+    fn a_picture_from_some_events_is_the_whole_one_unless_it_says_it_is_unsure() {
+        let (tl, report) = fixture();
+        // Spans around the evidence, as `streamed::near_evidence` makes them.
+        let times: Vec<Micros> = report
+            .causes
+            .iter()
+            .flat_map(|c| c.all_evidence())
+            .filter_map(|e| e.ts.as_deref())
+            .filter_map(|ts| crate::parse::primitives::instant(ts).ok())
+            .map(|(_, t)| t)
+            .collect();
+        let mut seed = 7u64;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n.max(1)
+        };
+        let (mut sure, mut unsure) = (0, 0);
+        for events in [1, 2, 3, 20] {
+            for secs in [0, 30, 120, 600] {
+                let cfg = TimelineDataConfig {
+                    context_events: events,
+                    context_micros: secs * 1_000_000,
+                    ..TimelineDataConfig::HTML
+                };
+                let whole = timeline_data(&tl, &report, &cfg);
+                for _ in 0..80 {
+                    let spans = times
+                        .iter()
+                        .map(|&t| {
+                            let before = next(150) as i64 * 1_000_000;
+                            let after = next(150) as i64 * 1_000_000;
+                            (t - before, t + after)
+                        })
+                        .collect();
+                    match handed_picture(&tl, &report, &cfg, &Spans::new(spans)) {
+                        (Some(data), counted) => {
+                            assert_eq!(data, whole, "{events} events, {secs} s");
+                            sure += usize::from(counted);
+                        }
+                        (None, _) => unsure += 1,
+                    }
+                }
+            }
+        }
+        // Both happen: a picture sure of itself though events were only counted, and one
+        // that is not.
+        assert!(sure > 50 && unsure > 50, "{sure} sure, {unsure} unsure");
+    }
+
+    #[test]
+    fn counts_over_another_window_are_refused() {
+        let (tl, report) = fixture();
+        let cfg = TimelineDataConfig::HTML;
+        let mut picture = Picture::new(tl.window(), &tl.files, &report, &cfg);
+        let mut other = Lanes::new(None, cfg.buckets);
+        other.count(SourceKind::Operator, 0, Level::Info);
+        assert!(!picture.add_counted(other));
+        assert!(picture.add_counted(Lanes::new(tl.window(), cfg.buckets)));
     }
 
     #[test]

@@ -300,6 +300,11 @@ pub struct Resolution {
 }
 
 impl Resolution {
+    /// The zone offset (`local - utc`, microseconds) the file's zone-less times are read at.
+    pub fn offset(&self, file: FileId) -> Micros {
+        self.offsets.get(file as usize).map_or(0, |o| o.0)
+    }
+
     /// The event's own time.
     pub fn ts(&self, file: FileId, own: Own) -> Option<Timestamp> {
         let (offset, quality) = self

@@ -175,12 +175,12 @@ impl Spill {
     }
 
     /// Calls `visit` with every event put aside, in timeline order, its `file` set to its id
-    /// (`ids[seq]`) and its `ts` resolved.
+    /// (`ids[seq]`) and its `ts` resolved, and the key it sorts by (`Resolution::key`).
     pub fn merge(
         self,
         res: &Resolution,
         ids: &[FileId],
-        visit: &mut dyn FnMut(Event) -> io::Result<()>,
+        visit: &mut dyn FnMut(Event, Micros) -> io::Result<()>,
     ) -> io::Result<()> {
         let Spill {
             dir, pair, blocks, ..
@@ -267,7 +267,7 @@ impl Spill {
             }
             heads.push(head);
         }
-        while let Some(std::cmp::Reverse((_, id, _, i))) = heap.pop() {
+        while let Some(std::cmp::Reverse((key, id, _, i))) = heap.pop() {
             let Some((mut ev, stamp)) = heads.get_mut(i).and_then(Option::take) else {
                 continue;
             };
@@ -284,7 +284,7 @@ impl Spill {
             }
             ev.file = id;
             ev.ts = res.ts(id, stamp.own);
-            visit(ev)?;
+            visit(ev, key)?;
         }
         drop(readers);
         drop(dir);

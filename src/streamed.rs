@@ -22,8 +22,8 @@ use crate::query::{self, Anchor, Query, QueryError};
 use crate::rank::Report;
 use crate::redact::Redactor;
 use crate::report::style::Style;
-use crate::report_data::{Picture, TimelineData, TimelineDataConfig};
-use crate::resolve::{Carry, Resolution, Tracker};
+use crate::report_data::{Lanes, Picture, TimelineData, TimelineDataConfig};
+use crate::resolve::{Anchor as TimeAnchor, Carry, Own, Resolution, Stamp, Tracker};
 use crate::spill::Spill;
 use crate::timeline::{TimeConfig, Timeline};
 
@@ -107,15 +107,14 @@ pub fn outline(path: &Path, load: &LoadConfig, time: &TimeConfig) -> Result<Outl
     Ok(Outline::new(streamed, tracker, time))
 }
 
-/// Reads the bundle and puts aside the events `keep` keeps (given the file's path as read and
-/// the event); `watch` sees every event with its carry, in file order.
+/// Reads the bundle and puts aside the events `take` takes: it sees every event with its
+/// stamp, in file order, with the file's batch (path as read, kind).
 fn spilled(
     path: &Path,
     load: &LoadConfig,
     time: &TimeConfig,
     detail_of: &crate::load::DetailOf<'_>,
-    keep: &(dyn Fn(&Batch, &Event) -> bool + Sync),
-    watch: &mut (dyn FnMut(&Batch, &Event, &Carry) + Send),
+    take: &mut (dyn FnMut(&Batch, &Event, &Stamp) -> bool + Send),
     mut spill: Spill,
 ) -> Result<(Outline, Spill), Error> {
     let mut tracker = Tracker::default();
@@ -124,8 +123,7 @@ fn spilled(
         let file = tracker.file(batch.seq);
         for ev in &batch.events {
             let stamp = file.observe(ev);
-            watch(&batch, ev, &stamp.carry);
-            if failed.is_none() && keep(&batch, ev) {
+            if take(&batch, ev, &stamp) && failed.is_none() {
                 if let Err(e) = spill.push(batch.seq, ev, &stamp) {
                     failed = Some(e);
                 }
@@ -198,17 +196,15 @@ pub fn timeline(
     };
     // The carry at the last event at or before the anchor line, per candidate file.
     let mut anchors: std::collections::BTreeMap<u32, Carry> = std::collections::BTreeMap::new();
-    let keep = |batch: &Batch, ev: &Event| {
+    let mut take = |batch: &Batch, ev: &Event, stamp: &Stamp| {
+        if let Some((file, line)) = &around_file {
+            if ev.line <= *line && query::names_file(batch.path, file) {
+                anchors.insert(batch.seq, stamp.carry);
+            }
+        }
         q.keeps_text(ev)
             && source_may_match(q, batch.path, batch.kind.as_str())
             && q.objects.as_ref().is_none_or(|f| f.keeps(ev, batch.path))
-    };
-    let mut watch = |batch: &Batch, ev: &Event, carry: &Carry| {
-        if let Some((file, line)) = &around_file {
-            if ev.line <= *line && query::names_file(batch.path, file) {
-                anchors.insert(batch.seq, *carry);
-            }
-        }
     };
     // Selected by level alone, a record below it is only counted and placed, unless a line
     // continues it (`Detail::AtLeast`); `--grep` and object filters read every record's text.
@@ -221,8 +217,7 @@ pub fn timeline(
         load,
         time,
         &|_, _| detail.clone(),
-        &keep,
-        &mut watch,
+        &mut take,
         Spill::new()?,
     )?;
     (output.read_done)();
@@ -265,7 +260,7 @@ pub fn timeline(
         out,
         ..
     } = output;
-    spill.merge(&resolution, &ids, &mut |mut ev| {
+    spill.merge(&resolution, &ids, &mut |mut ev, _| {
         if !source_ok.get(ev.file as usize).copied().unwrap_or(false)
             || !query::in_range(&ev, lo, hi)
         {
@@ -293,11 +288,13 @@ pub fn timeline(
 /// The HTML report's picture and the inventory of the whole bundle, for `report` (ranked from
 /// the sieved read). `near` says which events the rows can come from ([`near_evidence`]).
 ///
-/// Of most events the picture needs only a time, a source and a level: its rows are the
-/// events around an evidence line. So the read builds whole only the records `near` can
-/// reach, and the others light (`parse::Detail::Near`). Should a row still come from a
-/// light event (the two reads placed a file differently), the page is drawn again from a
-/// whole read: the same page, later.
+/// Of most events the picture needs only a time, a source and a level: they count into its
+/// histograms, and its rows are the events around an evidence line. So the read builds whole
+/// only the records `near` can reach and the others light (`parse::Detail::Near`), and
+/// counts the light ones as they are read, by the window and zones the sieved read decided,
+/// instead of putting them aside. Should the streamed read decide otherwise, or a row come
+/// from where events were only counted, the page is drawn again from a whole read: the same
+/// page, later.
 pub fn picture(
     path: &Path,
     load: &LoadConfig,
@@ -306,33 +303,58 @@ pub fn picture(
     cfg: &TimelineDataConfig,
     near: Option<Near>,
 ) -> Result<Page, Error> {
-    if let Some(near) = near {
-        let detail_of = |path: &str, _| near.detail_of(path);
-        let (got, light_rows) = picture_at(path, load, time, report, cfg, &detail_of)?;
-        if !light_rows {
-            return Ok(got);
+    if let Some(near) = &near {
+        if let Some(page) = picture_at(path, load, time, report, cfg, Some(near))? {
+            return Ok(page);
         }
     }
-    Ok(picture_at(path, load, time, report, cfg, &|_, _| Detail::Full)?.0)
+    // A whole read builds and hands over every event: nothing can make it unsure.
+    picture_at(path, load, time, report, cfg, None)?
+        .ok_or_else(|| Error::Io(io::Error::other("a whole read left the picture unsure")))
 }
 
 /// What the page takes from the streamed read: the picture, the whole bundle's inventory and
 /// its diagnostics.
 pub type Page = (TimelineData, Inventory, Vec<Diagnostic>);
 
-/// The times the picture's rows can have, as the sieved read placed them, and each file's
-/// zone as it decided it.
+/// The times the picture's rows can have, as the sieved read placed them, each file's zone
+/// as it decided it, and its window.
 pub struct Near {
     spans: Spans,
     offsets: HashMap<String, Micros>,
+    window: Option<(Micros, Micros)>,
 }
 
 impl Near {
     /// What the file at `path` builds whole: the records in the spans, by its zone.
     fn detail_of(&self, path: &str) -> Detail {
-        let offset = self.offsets.get(path).copied().unwrap_or(0);
-        Detail::Near(Arc::new(self.spans.zoned(offset)))
+        Detail::Near(Arc::new(self.spans.zoned(self.offset(path))))
     }
+
+    /// The zone the sieved read decided for the file at `path` (`local - utc`).
+    fn offset(&self, path: &str) -> Micros {
+        self.offsets.get(path).copied().unwrap_or(0)
+    }
+}
+
+/// The time of a light event, at the file's zone `offset`, when it sorts by its own time and
+/// by nothing else: it may then be counted instead of put aside.
+fn counted_time(ev: &Event, stamp: &Stamp, offset: Micros) -> Option<Micros> {
+    let Own::Anchor(own) = stamp.own else {
+        return None;
+    };
+    let alone = Carry {
+        anchor: Some(own),
+        no_year: None,
+        age: None,
+    };
+    if !ev.light || stamp.carry != alone {
+        return None;
+    }
+    Some(match own {
+        TimeAnchor::Utc(t) => t,
+        TimeAnchor::Naive(t) => t.saturating_sub(offset),
+    })
 }
 
 /// How far the streamed read may place a time from where the sieved read placed it without a
@@ -385,6 +407,7 @@ pub fn near_evidence(tl: &Timeline, report: &Report, cfg: &TimelineDataConfig) -
     Some(Near {
         spans: Spans::new(spans),
         offsets,
+        window: tl.window(),
     })
 }
 
@@ -410,25 +433,45 @@ fn rate_reach(tl: &Timeline, cfg: &TimelineDataConfig) -> Micros {
     i64::try_from(reach).map_or(cfg.context_micros, |r| r.min(cfg.context_micros))
 }
 
+/// The page from one streamed read; `None` when, read near evidence, it is unsure: the
+/// streamed read placed a counted event elsewhere than the sieved one did, or a row may come
+/// from where events were only counted or built light (`Picture::unsure`).
 fn picture_at(
     path: &Path,
     load: &LoadConfig,
     time: &TimeConfig,
     report: &Report,
     cfg: &TimelineDataConfig,
-    detail_of: &crate::load::DetailOf<'_>,
-) -> Result<(Page, bool), Error> {
-    // Narrowed like the causes were (`--namespace`, `--object`).
-    let keep = |batch: &Batch, ev: &Event| {
-        report
-            .bundle
-            .filter
-            .as_ref()
-            .is_none_or(|f| f.keeps(ev, batch.path))
+    near: Option<&Near>,
+) -> Result<Option<Page>, Error> {
+    let mut counted = near.map(|n| Lanes::new(n.window, cfg.buckets));
+    // Per file `seq`: the zone its counted events were placed at.
+    let mut placed: Vec<Option<Micros>> = Vec::new();
+    let mut take = |batch: &Batch, ev: &Event, stamp: &Stamp| {
+        // Narrowed like the causes were (`--namespace`, `--object`).
+        if let Some(f) = &report.bundle.filter {
+            return f.keeps(ev, batch.path);
+        }
+        let (Some(near), Some(counted)) = (near, counted.as_mut()) else {
+            return true;
+        };
+        let seq = batch.seq as usize;
+        if placed.len() <= seq {
+            placed.resize(seq + 1, None);
+        }
+        let offset = *placed[seq].get_or_insert_with(|| near.offset(batch.path));
+        match counted_time(ev, stamp, offset) {
+            Some(t) => {
+                counted.count(ev.kind, t, ev.level);
+                false
+            }
+            None => true,
+        }
     };
+    let detail_of = |path: &str, _| near.map_or(Detail::Full, |n| n.detail_of(path));
     // The picture shows no event's fields: they are not put aside.
     let spill = Spill::without_fields()?;
-    let (outline, spill) = spilled(path, load, time, detail_of, &keep, &mut |_, _, _| {}, spill)?;
+    let (outline, spill) = spilled(path, load, time, &detail_of, &mut take, spill)?;
     let inventory = outline.inventory();
     let mut picture = Picture::new(
         outline.resolution.window,
@@ -436,16 +479,31 @@ fn picture_at(
         report,
         cfg,
     );
-    spill.merge(&outline.resolution, &outline.ids, &mut |ev| {
-        picture.push_owned(ev);
+    let mut unsure = false;
+    if let (Some(near), Some(counted)) = (near, counted) {
+        picture.handed_within(near.spans.clone());
+        unsure |= !picture.add_counted(counted);
+        unsure |= placed
+            .iter()
+            .zip(&outline.ids)
+            .any(|(offset, &id)| offset.is_some_and(|o| o != outline.resolution.offset(id)));
+    }
+    if unsure {
+        return Ok(None);
+    }
+    spill.merge(&outline.resolution, &outline.ids, &mut |ev, key| {
+        picture.push_owned(ev, key);
         Ok(())
     })?;
-    let light_rows = picture.has_light_rows();
+    if near.is_some() && picture.unsure() {
+        return Ok(None);
+    }
     let data = picture.finish(report);
-    Ok((
-        (data, inventory, outline.timeline.diagnostics.clone()),
-        light_rows,
-    ))
+    Ok(Some((
+        data,
+        inventory,
+        outline.timeline.diagnostics.clone(),
+    )))
 }
 
 #[cfg(test)]
@@ -466,7 +524,7 @@ mod tests {
     }
 
     /// The page of `bundle` drawn from a read that builds only the records `near` reaches,
-    /// and from a whole read, as JSON; and whether the first read's rows held a light event.
+    /// and from a whole read, as JSON; and whether the first read was unsure (drawn again).
     fn pages(bundle: &Path, near: impl Fn(&Timeline, &Report) -> Option<Near>) -> [String; 3] {
         let rules = crate::rules::library::builtin().unwrap();
         let time = TimeConfig { tz_override: None };
@@ -478,18 +536,15 @@ mod tests {
         let near = near(&tl, &report);
         let load = config(None);
         let show = |got: Page| serde_json::to_string(&(got.0, got.1, got.2.len())).unwrap();
-        let light_rows = match &near {
-            Some(near) => {
-                let detail_of = |path: &str, _| near.detail_of(path);
-                picture_at(bundle, &load, &time, &report, &cfg, &detail_of)
-                    .unwrap()
-                    .1
-            }
+        let unsure = match &near {
+            Some(near) => picture_at(bundle, &load, &time, &report, &cfg, Some(near))
+                .unwrap()
+                .is_none(),
             None => false,
         };
         let fast = picture(bundle, &load, &time, &report, &cfg, near).unwrap();
         let whole = picture(bundle, &load, &time, &report, &cfg, None).unwrap();
-        [show(fast), show(whole), light_rows.to_string()]
+        [show(fast), show(whole), unsure.to_string()]
     }
 
     fn corpus() -> Vec<std::path::PathBuf> {
@@ -522,10 +577,11 @@ mod tests {
     #[test]
     fn a_light_row_draws_the_page_again_whole() {
         // Spans that reach nothing: every timed record is light, so rows are too.
-        let nowhere = |_: &Timeline, _: &Report| {
+        let nowhere = |tl: &Timeline, _: &Report| {
             Some(Near {
                 spans: Spans::new(Vec::new()),
                 offsets: HashMap::new(),
+                window: tl.window(),
             })
         };
         let bundle = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/handmade-agent-died");

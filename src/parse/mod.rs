@@ -82,7 +82,7 @@ impl Detail {
 }
 
 /// UTC spans, for [`Detail::Near`], and the file's zone (`local - utc`) when known.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Spans {
     pub offset: Option<Micros>,
     /// Sorted, not overlapping.
@@ -113,6 +113,17 @@ impl Spans {
             offset: Some(offset),
             spans: Arc::clone(&self.spans),
         }
+    }
+
+    /// Whether the UTC times `lo..=hi` all lie in one span.
+    pub fn cover(&self, lo: Micros, hi: Micros) -> bool {
+        self.around(lo).is_some_and(|(_, end)| hi <= end)
+    }
+
+    /// The span the UTC time `t` lies in.
+    pub fn around(&self, t: Micros) -> Option<(Micros, Micros)> {
+        let i = self.spans.partition_point(|&(_, end)| end < t);
+        self.spans.get(i).copied().filter(|&(start, _)| start <= t)
     }
 
     /// Whether `t` may fall in a span: a zone-less time of a file whose zone is unknown, a
