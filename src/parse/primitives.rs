@@ -40,29 +40,61 @@ fn fraction(i: &str) -> IResult<&str, u32> {
 
 /// `YYYY-MM-DD` followed by `sep` and `HH:MM:SS`, then an optional `[.,]fraction`.
 /// Returns the civil time read as if it were UTC.
+///
+/// By hand over bytes: every timed line of every text log passes here, and nom's tuple of
+/// a dozen parsers was most of a light read's parse.
 pub fn date_time(i: &str) -> IResult<&str, Micros> {
-    let (rest, (y, _, mo, _, d, _, h, _, mi, _, s)) = (
-        digits(4),
-        char('-'),
-        digits(2),
-        char('-'),
-        digits(2),
-        one_of("T "),
-        digits(2),
-        char(':'),
-        digits(2),
-        char(':'),
-        digits(2),
-    )
-        .parse(i)?;
-    let (rest, frac) = opt((one_of(".,"), fraction)).parse(rest)?;
-    let micros = frac.map_or(0, |(_, f)| f);
-    match micros_from_civil(i64::from(y), mo, d, h, mi, s, micros) {
-        Some(t) => Ok((rest, t)),
-        None => Err(nom::Err::Error(nom::error::Error::new(
+    let fail = || {
+        Err(nom::Err::Error(nom::error::Error::new(
             i,
             nom::error::ErrorKind::Verify,
-        ))),
+        )))
+    };
+    let b = i.as_bytes();
+    let Some(
+        &[y0, y1, y2, y3, b'-', m0, m1, b'-', d0, d1, sep, h0, h1, b':', n0, n1, b':', s0, s1],
+    ) = b.get(..19)
+    else {
+        return fail();
+    };
+    if sep != b'T' && sep != b' ' {
+        return fail();
+    }
+    let n = |d: &[u8]| -> Option<u32> {
+        d.iter().try_fold(0u32, |v, &c| {
+            c.is_ascii_digit().then(|| v * 10 + u32::from(c - b'0'))
+        })
+    };
+    let (Some(y), Some(mo), Some(d), Some(h), Some(mi), Some(s)) = (
+        n(&[y0, y1, y2, y3]),
+        n(&[m0, m1]),
+        n(&[d0, d1]),
+        n(&[h0, h1]),
+        n(&[n0, n1]),
+        n(&[s0, s1]),
+    ) else {
+        return fail();
+    };
+    // The fraction: one to nine digits after `.` or `,`, scaled to microseconds.
+    let mut end = 19;
+    let mut micros = 0u32;
+    if matches!(b.get(19), Some(b'.' | b',')) {
+        let frac = b.get(20..).unwrap_or_default();
+        let digits = frac
+            .iter()
+            .take(9)
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        if digits > 0 {
+            for (idx, c) in frac.iter().take(digits.min(6)).enumerate() {
+                micros += u32::from(c - b'0') * 10u32.pow(5 - idx as u32);
+            }
+            end = 20 + digits;
+        }
+    }
+    match micros_from_civil(i64::from(y), mo, d, h, mi, s, micros) {
+        Some(t) => Ok((&i[end..], t)),
+        None => fail(),
     }
 }
 
@@ -262,6 +294,71 @@ mod tests {
         match r {
             Ok((rest, t)) => format!("{} rest={rest:?}", format_rfc3339(t)),
             Err(_) => "error".to_string(),
+        }
+    }
+
+    /// `date_time` as nom combinators, the way it was written before it was written by hand.
+    fn date_time_by_nom(i: &str) -> IResult<&str, Micros> {
+        let (rest, (y, _, mo, _, d, _, h, _, mi, _, s)) = (
+            digits(4),
+            char('-'),
+            digits(2),
+            char('-'),
+            digits(2),
+            one_of("T "),
+            digits(2),
+            char(':'),
+            digits(2),
+            char(':'),
+            digits(2),
+        )
+            .parse(i)?;
+        let (rest, frac) = opt((one_of(".,"), fraction)).parse(rest)?;
+        let micros = frac.map_or(0, |(_, f)| f);
+        match micros_from_civil(i64::from(y), mo, d, h, mi, s, micros) {
+            Some(t) => Ok((rest, t)),
+            None => Err(nom::Err::Error(nom::error::Error::new(
+                i,
+                nom::error::ErrorKind::Verify,
+            ))),
+        }
+    }
+
+    #[test]
+    fn date_time_reads_what_the_combinators_read() {
+        let seeds = [
+            "2024-10-07 15:23:43,585\tINFO x",
+            "2024-10-07T15:23:43.123456789Z",
+            "2024-10-07T15:23:43.1234567891Z",
+            "2024-02-29 00:00:00",
+            "2023-02-29 00:00:00",
+            "2024-12-31T23:59:60.5",
+            "2024-13-01 00:00:00",
+            "2024-10-07x15:23:43",
+            "2024-10-07 15:23:43.",
+            "2024-10-07 15:23:43,x",
+            "2024-10-07 15:23:4",
+            "2024-10-07 15:23:43é",
+            "é024-10-07 15:23:43",
+            "",
+        ];
+        let mut cases: Vec<String> = seeds.iter().map(|s| s.to_string()).collect();
+        // Every seed with each byte position replaced by characters that matter here.
+        for seed in seeds {
+            for (at, _) in seed.char_indices() {
+                for c in ['0', '9', '-', ':', ' ', 'T', '.', ',', 'a', 'é'] {
+                    let mut s = seed.to_string();
+                    s.replace_range(
+                        at..at + seed[at..].chars().next().map_or(0, char::len_utf8),
+                        &c.to_string(),
+                    );
+                    cases.push(s);
+                }
+                cases.push(seed[..at].to_string());
+            }
+        }
+        for case in &cases {
+            assert_eq!(date_time(case).ok(), date_time_by_nom(case).ok(), "{case:?}");
         }
     }
 
