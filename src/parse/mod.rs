@@ -234,3 +234,25 @@ fn parse_at(kind: SourceKind, input: &[u8], fold: bool, detail: Detail) -> Parse
     }
     out
 }
+
+#[cfg(test)]
+mod spans_tests {
+    use super::*;
+
+    #[test]
+    fn spans_join_and_say_what_they_cover() {
+        let spans = Spans::new(vec![(10, 20), (30, 40), (15, 25), (50, 50)]);
+        assert_eq!(spans.around(9), None);
+        assert_eq!(spans.around(10), Some((10, 25)));
+        assert_eq!(spans.around(25), Some((10, 25)));
+        assert_eq!(spans.around(26), None);
+        assert_eq!(spans.around(50), Some((50, 50)));
+        assert!(spans.cover(12, 25) && spans.cover(30, 30) && spans.cover(50, 50));
+        assert!(!spans.cover(20, 30) && !spans.cover(9, 12) && !spans.cover(40, 41));
+        // A zone-less time is placed by the file's zone; without one it may be anywhere.
+        let zoned = spans.zoned(-5);
+        assert!(zoned.holds(Some(&RawTime::Naive(5))) && !zoned.holds(Some(&RawTime::Naive(0))));
+        assert!(spans.holds(Some(&RawTime::Naive(0))));
+        assert!(!spans.holds(Some(&RawTime::Utc(26))) && spans.holds(None));
+    }
+}

@@ -358,7 +358,11 @@ mod tests {
             }
         }
         for case in &cases {
-            assert_eq!(date_time(case).ok(), date_time_by_nom(case).ok(), "{case:?}");
+            assert_eq!(
+                date_time(case).ok(),
+                date_time_by_nom(case).ok(),
+                "{case:?}"
+            );
         }
     }
 
