@@ -420,6 +420,109 @@ impl Event {
     }
 }
 
+/// An event borrowed from where it is kept, for a reader that only looks at it: the merge of a
+/// spill hands these out read straight from its buffer, so that writing an event allocates
+/// nothing. `Event::view` gives one of an event in memory; [`EventRef::to_event`] the owned
+/// event back (for a caller that changes it, such as redaction). A view has no `repeat`: the
+/// events read back from a spill never fold.
+#[derive(Clone, Copy, Debug)]
+pub struct EventRef<'a> {
+    pub raw_time: Option<RawTime>,
+    pub ts: Option<Timestamp>,
+    pub file: FileId,
+    pub line: u32,
+    pub n_lines: u32,
+    pub kind: SourceKind,
+    pub level: Level,
+    pub light: bool,
+    pub component: &'a str,
+    pub message: &'a str,
+    pub fields: Fields<'a>,
+}
+
+/// The structured fields of an [`EventRef`], in the event's order; iterating gives each
+/// `(key, value)` pair.
+#[derive(Clone, Copy, Debug)]
+pub enum Fields<'a> {
+    /// The fields of an event in memory.
+    Pairs(&'a [(String, String)]),
+    /// Pairs packed as `lens` (for each pair, the byte lengths of its key and its value as
+    /// little-endian `u32`s) and `text` (every key and value, one after the other). A
+    /// length that does not fit the text ends the iteration.
+    Packed { lens: &'a [u8], text: &'a str },
+}
+
+impl<'a> Iterator for Fields<'a> {
+    type Item = (&'a str, &'a str);
+
+    fn next(&mut self) -> Option<(&'a str, &'a str)> {
+        match self {
+            Fields::Pairs(pairs) => {
+                let ((k, v), rest) = pairs.split_first()?;
+                *pairs = rest;
+                Some((k.as_str(), v.as_str()))
+            }
+            Fields::Packed { lens, text } => {
+                let (k_len, v_len, rest_lens) = match lens.split_first_chunk::<8>() {
+                    Some((l, rest)) => (
+                        u32::from_le_bytes([l[0], l[1], l[2], l[3]]) as usize,
+                        u32::from_le_bytes([l[4], l[5], l[6], l[7]]) as usize,
+                        rest,
+                    ),
+                    None => return None,
+                };
+                let (k, rest) = text.split_at_checked(k_len)?;
+                let (v, rest) = rest.split_at_checked(v_len)?;
+                *lens = rest_lens;
+                *text = rest;
+                Some((k, v))
+            }
+        }
+    }
+}
+
+impl Event {
+    /// The event as a borrowed view (without its `repeat`).
+    pub fn view(&self) -> EventRef<'_> {
+        EventRef {
+            raw_time: self.raw_time,
+            ts: self.ts,
+            file: self.file,
+            line: self.line,
+            n_lines: self.n_lines,
+            kind: self.kind,
+            level: self.level,
+            light: self.light,
+            component: &self.component,
+            message: &self.message,
+            fields: Fields::Pairs(&self.fields),
+        }
+    }
+}
+
+impl EventRef<'_> {
+    /// The owned event the view shows (with no `repeat`).
+    pub fn to_event(&self) -> Event {
+        Event {
+            raw_time: self.raw_time,
+            ts: self.ts,
+            file: self.file,
+            line: self.line,
+            n_lines: self.n_lines,
+            kind: self.kind,
+            level: self.level,
+            component: self.component.to_string(),
+            message: self.message.to_string(),
+            fields: self
+                .fields
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            repeat: None,
+            light: self.light,
+        }
+    }
+}
+
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
 pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let (m, d) = (i64::from(m), i64::from(d));

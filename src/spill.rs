@@ -13,12 +13,13 @@
 //! `Event`, so a new field does not compile until it is written here too), but for their
 //! structured fields in a spill made [`Spill::without_fields`].
 
-use std::collections::BinaryHeap;
+use std::cmp::Reverse;
+use std::collections::binary_heap::{BinaryHeap, PeekMut};
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use crate::event::{Event, FileId, Level, Micros, RawTime, SourceKind};
+use crate::event::{Event, EventRef, Fields, FileId, Level, Micros, RawTime, SourceKind};
 use crate::resolve::{Anchor, Carry, Own, Resolution, Stamp};
 
 /// A temporary folder, removed with everything in it when dropped.
@@ -56,10 +57,10 @@ impl Drop for TempDir {
 /// Bytes of one stamp record.
 const STAMP_BYTES: usize = 40;
 /// Bytes a file's out-of-order events are sorted in at once: their encoded size plus the
-/// size of each decoded entry, so that small (light) events do not make a chunk of millions.
+/// size of each entry, so that small (light) events do not make a chunk of millions.
 const SORT_CHUNK_BYTES: u64 = 64 << 20;
-/// What an entry of a chunk being sorted takes besides its strings.
-const SORT_ENTRY_BYTES: u64 = std::mem::size_of::<(Micros, u32, Event, Stamp)>() as u64;
+/// What an entry of a chunk being sorted takes besides its encoded record.
+const SORT_ENTRY_BYTES: u64 = std::mem::size_of::<SortEntry>() as u64;
 
 /// A stretch of one file's events, contiguous in the spill files.
 #[derive(Clone, Copy, Debug)]
@@ -99,13 +100,21 @@ impl Pair {
     }
 
     fn push(&mut self, ev: &Event, stamp: &Stamp) -> io::Result<()> {
-        self.buf.clear();
-        self.buf.extend_from_slice(&[0; 4]);
-        encode_event(&mut self.buf, ev, self.fields);
-        let len = (self.buf.len() - 4) as u32;
-        self.buf[..4].copy_from_slice(&len.to_le_bytes());
-        self.events.write_all(&self.buf)?;
-        self.events_len += self.buf.len() as u64;
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        encode_event(&mut buf, ev, self.fields);
+        let pushed = self.push_raw(&buf, stamp);
+        self.buf = buf;
+        pushed
+    }
+
+    /// Appends a record as [`encode_event`] wrote it: a sorted run copies its records
+    /// without decoding them.
+    fn push_raw(&mut self, record: &[u8], stamp: &Stamp) -> io::Result<()> {
+        self.events
+            .write_all(&(record.len() as u32).to_le_bytes())?;
+        self.events.write_all(record)?;
+        self.events_len += record.len() as u64 + 4;
         let mut s = [0u8; STAMP_BYTES];
         encode_stamp(&mut s, stamp);
         self.stamps.write_all(&s)?;
@@ -175,12 +184,24 @@ impl Spill {
     }
 
     /// Calls `visit` with every event put aside, in timeline order, its `file` set to its id
-    /// (`ids[seq]`) and its `ts` resolved.
+    /// (`ids[seq]`) and its `ts` resolved: [`Spill::merge_refs`], each event made owned.
     pub fn merge(
         self,
         res: &Resolution,
         ids: &[FileId],
         visit: &mut dyn FnMut(Event) -> io::Result<()>,
+    ) -> io::Result<()> {
+        self.merge_refs(res, ids, &mut |ev| visit(ev.to_event()))
+    }
+
+    /// Calls `visit` with every event put aside, in timeline order, as a view of the record
+    /// just read back (nothing is allocated per event): its `file` set to its id (`ids[seq]`)
+    /// and its `ts` resolved.
+    pub fn merge_refs(
+        self,
+        res: &Resolution,
+        ids: &[FileId],
+        visit: &mut dyn FnMut(EventRef<'_>) -> io::Result<()>,
     ) -> io::Result<()> {
         let Spill {
             dir, pair, blocks, ..
@@ -210,29 +231,8 @@ impl Spill {
             let Some(out) = sorted_pair.as_mut() else {
                 continue;
             };
-            let mut reader = Run::open(&events_path, &stamps_path, file_blocks)?;
-            loop {
-                let mut chunk: Vec<(Micros, u32, Event, Stamp)> = Vec::new();
-                let mut bytes = 0u64;
-                while bytes < SORT_CHUNK_BYTES {
-                    let Some((ev, stamp, size)) = reader.next()? else {
-                        break;
-                    };
-                    bytes += size + SORT_ENTRY_BYTES;
-                    chunk.push((res.key(id, &stamp.carry), ev.line, ev, stamp));
-                }
-                if chunk.is_empty() {
-                    break;
-                }
-                chunk.sort_by_key(|c| (c.0, c.1));
-                let block = Block {
-                    events_at: out.events_len,
-                    stamps_at: out.stamps_len,
-                    count: chunk.len() as u64,
-                };
-                for (_, _, ev, stamp) in &chunk {
-                    out.push(ev, stamp)?;
-                }
+            let reader = Run::open(&events_path, &stamps_path, file_blocks)?;
+            for block in sort_runs(reader, out, res, id)? {
                 runs.push(RunSpec {
                     id,
                     sorted: true,
@@ -244,7 +244,7 @@ impl Spill {
             Some(p) => Some(p.finish()?),
             None => None,
         };
-        // The merge: one head per run.
+        // The merge: one head per run, read into the run's buffer.
         let mut readers: Vec<(FileId, Run)> = Vec::with_capacity(runs.len());
         for spec in runs {
             let (e, s) = match (&sorted_paths, spec.sorted) {
@@ -253,42 +253,86 @@ impl Spill {
             };
             readers.push((spec.id, Run::open(e, s, spec.blocks)?));
         }
-        let mut heads: Vec<Option<(Event, Stamp)>> = Vec::with_capacity(readers.len());
-        let mut heap = BinaryHeap::new();
+        let mut heap = BinaryHeap::with_capacity(readers.len());
         for (i, (id, run)) in readers.iter_mut().enumerate() {
-            let head = run.next()?.map(|(ev, stamp, _)| (ev, stamp));
-            if let Some((ev, stamp)) = &head {
-                heap.push(std::cmp::Reverse((
-                    res.key(*id, &stamp.carry),
-                    *id,
-                    ev.line,
-                    i,
-                )));
+            if run.advance()? {
+                heap.push(Reverse(run.key(res, *id, i)));
             }
-            heads.push(head);
         }
-        while let Some(std::cmp::Reverse((_, id, _, i))) = heap.pop() {
-            let Some((mut ev, stamp)) = heads.get_mut(i).and_then(Option::take) else {
+        while let Some(mut top) = heap.peek_mut() {
+            let Reverse((_, id, _, i)) = *top;
+            let Some((_, run)) = readers.get_mut(i) else {
+                PeekMut::pop(top);
                 continue;
             };
-            if let Some((_, run)) = readers.get_mut(i) {
-                if let Some((next, next_stamp, _)) = run.next()? {
-                    heap.push(std::cmp::Reverse((
-                        res.key(id, &next_stamp.carry),
-                        id,
-                        next.line,
-                        i,
-                    )));
-                    heads[i] = Some((next, next_stamp));
-                }
-            }
+            let mut ev = decode_event(&run.buf).ok_or_else(unreadable)?;
             ev.file = id;
-            ev.ts = res.ts(id, stamp.own);
+            ev.ts = res.ts(id, run.stamp.own);
             visit(ev)?;
+            if run.advance()? {
+                *top = Reverse(run.key(res, id, i));
+            } else {
+                PeekMut::pop(top);
+            }
         }
         drop(readers);
         drop(dir);
         Ok(())
+    }
+}
+
+/// The error of a record that does not decode: the spill is this process's own file, so
+/// only a damaged disk or a bug gives it.
+fn unreadable() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, "spilled event unreadable")
+}
+
+/// An entry of a chunk being sorted: its key and line, where its record lies in the chunk's
+/// bytes, and its stamp.
+type SortEntry = (Micros, u32, std::ops::Range<usize>, Stamp);
+
+/// Cuts the events of `reader` (one file's, whose times go back) into chunks of at most
+/// [`SORT_CHUNK_BYTES`], sorts each by `(time, line)` (stable: ties keep file order) and
+/// writes it to `out` as one block. The records are copied as they were encoded, not decoded.
+fn sort_runs(
+    mut reader: Run,
+    out: &mut Pair,
+    res: &Resolution,
+    id: FileId,
+) -> io::Result<Vec<Block>> {
+    let mut blocks = Vec::new();
+    let mut bytes: Vec<u8> = Vec::new();
+    let mut chunk: Vec<SortEntry> = Vec::new();
+    loop {
+        bytes.clear();
+        chunk.clear();
+        let mut size = 0u64;
+        while size < SORT_CHUNK_BYTES {
+            if !reader.advance()? {
+                break;
+            }
+            let at = bytes.len();
+            bytes.extend_from_slice(&reader.buf);
+            size += reader.buf.len() as u64 + 4 + SORT_ENTRY_BYTES;
+            chunk.push((
+                res.key(id, &reader.stamp.carry),
+                reader.line(),
+                at..bytes.len(),
+                reader.stamp,
+            ));
+        }
+        if chunk.is_empty() {
+            return Ok(blocks);
+        }
+        chunk.sort_by_key(|c| (c.0, c.1));
+        blocks.push(Block {
+            events_at: out.events_len,
+            stamps_at: out.stamps_len,
+            count: chunk.len() as u64,
+        });
+        for (_, _, range, stamp) in &chunk {
+            out.push_raw(bytes.get(range.clone()).unwrap_or_default(), stamp)?;
+        }
     }
 }
 
@@ -322,13 +366,15 @@ struct RunSpec {
     blocks: Vec<Block>,
 }
 
-/// Reads the events of a run's blocks, in order.
+/// Reads the events of a run's blocks, in order, one record at a time into `buf` (its
+/// stamp into `stamp`), so that the merge hands out views of it.
 struct Run {
     events: BufReader<File>,
     stamps: BufReader<File>,
     blocks: std::vec::IntoIter<Block>,
     left: u64,
     buf: Vec<u8>,
+    stamp: Stamp,
 }
 
 impl Run {
@@ -339,14 +385,22 @@ impl Run {
             blocks: blocks.into_iter(),
             left: 0,
             buf: Vec::new(),
+            stamp: Stamp {
+                own: Own::None,
+                carry: Carry {
+                    anchor: None,
+                    no_year: None,
+                    age: None,
+                },
+            },
         })
     }
 
-    /// The next event, its stamp and its size on disk.
-    fn next(&mut self) -> io::Result<Option<(Event, Stamp, u64)>> {
+    /// Reads the next record and its stamp; false when the run is done.
+    fn advance(&mut self) -> io::Result<bool> {
         while self.left == 0 {
             let Some(b) = self.blocks.next() else {
-                return Ok(None);
+                return Ok(false);
             };
             self.events.seek(SeekFrom::Start(b.events_at))?;
             self.stamps.seek(SeekFrom::Start(b.stamps_at))?;
@@ -358,18 +412,22 @@ impl Run {
         let len = u32::from_le_bytes(len) as usize;
         self.buf.resize(len, 0);
         self.events.read_exact(&mut self.buf)?;
-        let ev = decode_event(&self.buf).ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidData, "spilled event unreadable")
-        })?;
         let mut rec = [0u8; STAMP_BYTES];
         self.stamps.read_exact(&mut rec)?;
-        Ok(Some((ev, decode_stamp(&rec), len as u64 + 4)))
+        self.stamp = decode_stamp(&rec);
+        Ok(true)
     }
-}
 
-fn put_str(buf: &mut Vec<u8>, s: &str) {
-    buf.extend_from_slice(&(s.len() as u32).to_le_bytes());
-    buf.extend_from_slice(s.as_bytes());
+    /// The line of the record read (the first field of its encoding).
+    fn line(&self) -> u32 {
+        Cursor(&self.buf).u32().unwrap_or(0)
+    }
+
+    /// What orders the record read in the merge: its time, its file, its line, then the run
+    /// (`i`, for the ties of a file whose events share a line).
+    fn key(&self, res: &Resolution, id: FileId, i: usize) -> (Micros, FileId, u32, usize) {
+        (res.key(id, &self.stamp.carry), id, self.line(), i)
+    }
 }
 
 fn level_code(l: Level) -> u8 {
@@ -395,7 +453,10 @@ fn level_of(c: u8) -> Level {
 }
 
 /// Every field of the event but `file` and `ts`, which the merge sets, and `repeat`: the full
-/// parse does not fold.
+/// parse does not fold. The line comes first (the merge orders by it without decoding the
+/// rest), then the other numbers, the byte lengths of every string, and last the strings
+/// one after the other, so that one UTF-8 check covers them all when the record is read back
+/// as a view ([`decode_event`]).
 fn encode_event(buf: &mut Vec<u8>, ev: &Event, with_fields: bool) {
     let Event {
         raw_time,
@@ -411,6 +472,12 @@ fn encode_event(buf: &mut Vec<u8>, ev: &Event, with_fields: bool) {
         message,
         fields,
     } = ev;
+    buf.extend_from_slice(&line.to_le_bytes());
+    buf.extend_from_slice(&n_lines.to_le_bytes());
+    let k = SourceKind::ALL.iter().position(|k| k == kind).unwrap_or(0);
+    buf.push(k as u8);
+    // The high bit marks a light event.
+    buf.push(level_code(*level) | if *light { 0x80 } else { 0 });
     match raw_time {
         None => buf.push(0),
         Some(RawTime::Utc(t)) => {
@@ -436,27 +503,28 @@ fn encode_event(buf: &mut Vec<u8>, ev: &Event, with_fields: bool) {
             buf.extend_from_slice(&secs.to_le_bytes());
         }
     }
-    buf.extend_from_slice(&line.to_le_bytes());
-    buf.extend_from_slice(&n_lines.to_le_bytes());
-    let k = SourceKind::ALL.iter().position(|k| k == kind).unwrap_or(0);
-    buf.push(k as u8);
-    // The high bit marks a light event.
-    buf.push(level_code(*level) | if *light { 0x80 } else { 0 });
-    put_str(buf, component);
-    put_str(buf, message);
     let fields: &[(String, String)] = if with_fields { fields } else { &[] };
+    let len = |s: &str| (s.len() as u32).to_le_bytes();
+    buf.extend_from_slice(&len(component));
+    buf.extend_from_slice(&len(message));
     buf.extend_from_slice(&(fields.len() as u32).to_le_bytes());
     for (k, v) in fields {
-        put_str(buf, k);
-        put_str(buf, v);
+        buf.extend_from_slice(&len(k));
+        buf.extend_from_slice(&len(v));
+    }
+    buf.extend_from_slice(component.as_bytes());
+    buf.extend_from_slice(message.as_bytes());
+    for (k, v) in fields {
+        buf.extend_from_slice(k.as_bytes());
+        buf.extend_from_slice(v.as_bytes());
     }
 }
 
 /// A cursor over an encoded record.
 struct Cursor<'a>(&'a [u8]);
 
-impl Cursor<'_> {
-    fn take(&mut self, n: usize) -> Option<&[u8]> {
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         if self.0.len() < n {
             return None;
         }
@@ -477,18 +545,20 @@ impl Cursor<'_> {
             .and_then(|b| b.try_into().ok())
             .map(i64::from_le_bytes)
     }
-    fn string(&mut self) -> Option<String> {
-        let n = self.u32()? as usize;
-        let b = self.take(n)?;
-        Some(match std::str::from_utf8(b) {
-            Ok(s) => s.to_string(),
-            Err(_) => String::from_utf8_lossy(b).into_owned(),
-        })
-    }
 }
 
-fn decode_event(bytes: &[u8]) -> Option<Event> {
+/// A view of an encoded record, its `file` 0 and its `ts` unset. `None` when the record is
+/// not one [`encode_event`] wrote: too short, lengths that do not add up to its text, or text
+/// that is not UTF-8.
+fn decode_event(bytes: &[u8]) -> Option<EventRef<'_>> {
     let mut c = Cursor(bytes);
+    let line = c.u32()?;
+    let n_lines = c.u32()?;
+    let kind = SourceKind::ALL
+        .get(c.u8()? as usize)
+        .copied()
+        .unwrap_or(SourceKind::Unknown);
+    let level_byte = c.u8()?;
     let raw_time = match c.u8()? {
         0 => None,
         1 => Some(RawTime::Utc(c.i64()?)),
@@ -504,36 +574,31 @@ fn decode_event(bytes: &[u8]) -> Option<Event> {
         }
         _ => Some(RawTime::Age { secs: c.i64()? }),
     };
-    let line = c.u32()?;
-    let n_lines = c.u32()?;
-    let kind = SourceKind::ALL
-        .get(c.u8()? as usize)
-        .copied()
-        .unwrap_or(SourceKind::Unknown);
-    let level_byte = c.u8()?;
-    let level = level_of(level_byte & 0x7f);
-    let component = c.string()?;
-    let message = c.string()?;
+    let component_len = c.u32()? as usize;
+    let message_len = c.u32()? as usize;
     let n = c.u32()? as usize;
-    let mut fields = Vec::with_capacity(n.min(1024));
-    for _ in 0..n {
-        let k = c.string()?;
-        let v = c.string()?;
-        fields.push((k, v));
+    let lens = c.take(n.checked_mul(8)?)?;
+    let text = std::str::from_utf8(c.0).ok()?;
+    let (component, rest) = text.split_at_checked(component_len)?;
+    let (message, rest) = rest.split_at_checked(message_len)?;
+    let fields = Fields::Packed { lens, text: rest };
+    // Every pair must fit the text, and the text end with the last one.
+    let mut check = fields;
+    if check.by_ref().count() != n || !matches!(check, Fields::Packed { text: "", .. }) {
+        return None;
     }
-    Some(Event {
+    Some(EventRef {
         raw_time,
         ts: None,
         file: 0,
         line,
         n_lines,
         kind,
-        level,
+        level: level_of(level_byte & 0x7f),
+        light: level_byte & 0x80 != 0,
         component,
         message,
         fields,
-        repeat: None,
-        light: level_byte & 0x80 != 0,
     })
 }
 
@@ -627,10 +692,10 @@ mod tests {
         ev.fields.push(("k".into(), "v".into()));
         let mut buf = Vec::new();
         encode_event(&mut buf, &ev, false);
-        let bare = decode_event(&buf);
+        let bare = decode_event(&buf).map(|r| r.to_event());
         buf.clear();
         encode_event(&mut buf, &ev, true);
-        assert_eq!(decode_event(&buf), Some(ev.clone()));
+        assert_eq!(decode_event(&buf).map(|r| r.to_event()), Some(ev.clone()));
         // Without its fields, the rest still comes back as it went in.
         ev.fields.clear();
         assert_eq!(bare, Some(ev));
@@ -645,6 +710,44 @@ mod tests {
         let mut rec = [0u8; STAMP_BYTES];
         encode_stamp(&mut rec, &stamp);
         assert_eq!(decode_stamp(&rec), stamp);
+    }
+
+    #[test]
+    fn a_record_is_read_back_as_a_view_of_every_string() {
+        let mut ev = Event::new(u32::MAX, "message é\n\"line\"");
+        ev.raw_time = Some(RawTime::Utc(-7));
+        ev.component = "日本".into();
+        ev.fields = vec![
+            ("".into(), "".into()),
+            ("k".into(), "🦀".into()),
+            ("k".into(), "again".into()),
+        ];
+        let mut buf = Vec::new();
+        encode_event(&mut buf, &ev, true);
+        let view = decode_event(&buf);
+        assert_eq!(view.map(|r| r.line), Some(u32::MAX));
+        assert_eq!(
+            view.map(|r| r.fields.collect::<Vec<_>>())
+                .unwrap_or_default(),
+            [("", ""), ("k", "🦀"), ("k", "again")]
+        );
+        assert_eq!(view.map(|r| r.to_event()), Some(ev));
+        // A record cut short, or whose lengths do not add up to its text, is refused.
+        for cut in 0..buf.len() {
+            assert!(decode_event(&buf[..cut]).is_none(), "{cut}");
+        }
+        let mut longer = buf.clone();
+        longer.push(b'x');
+        assert!(decode_event(&longer).is_none());
+        // The message's length one more: the last value then lacks a byte.
+        let mut bad = buf.clone();
+        let at = 4 + 4 + 1 + 1 + 9 + 4;
+        bad[at] += 1;
+        assert!(decode_event(&bad).is_none());
+        // A length that cuts a character in two (the component's last).
+        let mut bad = buf;
+        bad[4 + 4 + 1 + 1 + 9] -= 1;
+        assert!(decode_event(&bad).is_none());
     }
 
     #[test]
