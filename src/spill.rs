@@ -9,6 +9,10 @@
 //! them in their file: the order `timeline::merge` gives. The folder is removed when the spill
 //! is dropped, on every path out (an error, a closed pipe, a panic).
 //!
+//! [`Spill::merge_refs`] hands out each event as a view ([`EventRef`]) of the record just read
+//! into its run's buffer: a reader that writes the event and forgets it (the JSON timeline)
+//! allocates nothing per event. [`Spill::merge`] is the same merge with each event made owned.
+//!
 //! Invariant: events come back exactly as they went in (the encoding names every field of
 //! `Event`, so a new field does not compile until it is written here too), but for their
 //! structured fields in a spill made [`Spill::without_fields`].
