@@ -74,17 +74,23 @@ struct Block {
     count: u64,
 }
 
+/// Bytes of records a pair gathers before it writes them to its events file.
+const PENDING_BYTES: usize = 1 << 20;
+
 /// A pair of spill files being written.
 struct Pair {
     /// Whether events are written with their fields.
     fields: bool,
     events_path: PathBuf,
     stamps_path: PathBuf,
-    events: BufWriter<File>,
+    events: File,
+    /// Records not yet written to `events`, each with its length before it: an event is
+    /// encoded straight in here, not into a buffer of its own and then copied.
+    pending: Vec<u8>,
     stamps: BufWriter<File>,
+    /// Bytes of each file so far, what is pending included.
     events_len: u64,
     stamps_len: u64,
-    buf: Vec<u8>,
 }
 
 impl Pair {
@@ -93,41 +99,53 @@ impl Pair {
         let stamps_path = dir.join(format!("{name}.stamps"));
         Ok(Pair {
             fields,
-            events: BufWriter::with_capacity(1 << 20, File::create(&events_path)?),
+            events: File::create(&events_path)?,
+            pending: Vec::with_capacity(PENDING_BYTES + (1 << 16)),
             stamps: BufWriter::with_capacity(1 << 16, File::create(&stamps_path)?),
             events_path,
             stamps_path,
             events_len: 0,
             stamps_len: 0,
-            buf: Vec::new(),
         })
     }
 
     fn push(&mut self, ev: &Event, stamp: &Stamp) -> io::Result<()> {
-        let mut buf = std::mem::take(&mut self.buf);
-        buf.clear();
-        encode_event(&mut buf, ev, self.fields);
-        let pushed = self.push_raw(&buf, stamp);
-        self.buf = buf;
-        pushed
+        let at = self.pending.len();
+        self.pending.extend_from_slice(&[0; 4]);
+        encode_event(&mut self.pending, ev, self.fields);
+        let len = self.pending.len() - at - 4;
+        if let Some(slot) = self.pending.get_mut(at..at + 4) {
+            slot.copy_from_slice(&(len as u32).to_le_bytes());
+        }
+        self.pushed(len, stamp)
     }
 
     /// Appends a record as [`encode_event`] wrote it: a sorted run copies its records
     /// without decoding them.
     fn push_raw(&mut self, record: &[u8], stamp: &Stamp) -> io::Result<()> {
-        self.events
-            .write_all(&(record.len() as u32).to_le_bytes())?;
-        self.events.write_all(record)?;
-        self.events_len += record.len() as u64 + 4;
+        self.pending
+            .extend_from_slice(&(record.len() as u32).to_le_bytes());
+        self.pending.extend_from_slice(record);
+        self.pushed(record.len(), stamp)
+    }
+
+    /// Counts the record of `len` bytes just made pending, writes its stamp, and writes the
+    /// pending records once they are many.
+    fn pushed(&mut self, len: usize, stamp: &Stamp) -> io::Result<()> {
+        self.events_len += len as u64 + 4;
         let mut s = [0u8; STAMP_BYTES];
         encode_stamp(&mut s, stamp);
         self.stamps.write_all(&s)?;
         self.stamps_len += STAMP_BYTES as u64;
+        if self.pending.len() >= PENDING_BYTES {
+            self.events.write_all(&self.pending)?;
+            self.pending.clear();
+        }
         Ok(())
     }
 
     fn finish(mut self) -> io::Result<(PathBuf, PathBuf)> {
-        self.events.flush()?;
+        self.events.write_all(&self.pending)?;
         self.stamps.flush()?;
         Ok((self.events_path, self.stamps_path))
     }
@@ -269,7 +287,7 @@ impl Spill {
                 PeekMut::pop(top);
                 continue;
             };
-            let mut ev = decode_event(&run.buf).ok_or_else(unreadable)?;
+            let mut ev = decode_event(run.record()).ok_or_else(unreadable)?;
             ev.file = id;
             ev.ts = res.ts(id, run.stamp.own);
             visit(ev)?;
@@ -316,8 +334,8 @@ fn sort_runs(
                 break;
             }
             let at = bytes.len();
-            bytes.extend_from_slice(&reader.buf);
-            size += reader.buf.len() as u64 + 4 + SORT_ENTRY_BYTES;
+            bytes.extend_from_slice(reader.record());
+            size += reader.record().len() as u64 + 4 + SORT_ENTRY_BYTES;
             chunk.push((
                 res.key(id, &reader.stamp.carry),
                 reader.line(),
@@ -370,25 +388,37 @@ struct RunSpec {
     blocks: Vec<Block>,
 }
 
-/// Reads the events of a run's blocks, in order, one record at a time into `buf` (its
-/// stamp into `stamp`), so that the merge hands out views of it.
+/// Bytes of its events file a run reads at once.
+const RUN_WINDOW: usize = 1 << 16;
+
+/// Reads the events of a run's blocks, in order, one record at a time (its stamp into
+/// `stamp`), so that the merge hands out views of it. The record is read where it lies in
+/// the window of the file the run read last, not copied out of it.
 struct Run {
-    events: BufReader<File>,
+    events: File,
+    /// Bytes of `events` read: `window[start..end]` are not yet consumed.
+    window: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// Where the record read lies in `window`.
+    record: std::ops::Range<usize>,
     stamps: BufReader<File>,
     blocks: std::vec::IntoIter<Block>,
     left: u64,
-    buf: Vec<u8>,
     stamp: Stamp,
 }
 
 impl Run {
     fn open(events: &Path, stamps: &Path, blocks: Vec<Block>) -> io::Result<Run> {
         Ok(Run {
-            events: BufReader::with_capacity(1 << 16, File::open(events)?),
+            events: File::open(events)?,
+            window: vec![0; RUN_WINDOW],
+            start: 0,
+            end: 0,
+            record: 0..0,
             stamps: BufReader::with_capacity(1 << 12, File::open(stamps)?),
             blocks: blocks.into_iter(),
             left: 0,
-            buf: Vec::new(),
             stamp: Stamp {
                 own: Own::None,
                 carry: Carry {
@@ -407,24 +437,57 @@ impl Run {
                 return Ok(false);
             };
             self.events.seek(SeekFrom::Start(b.events_at))?;
+            (self.start, self.end) = (0, 0);
             self.stamps.seek(SeekFrom::Start(b.stamps_at))?;
             self.left = b.count;
         }
         self.left -= 1;
-        let mut len = [0u8; 4];
-        self.events.read_exact(&mut len)?;
-        let len = u32::from_le_bytes(len) as usize;
-        self.buf.resize(len, 0);
-        self.events.read_exact(&mut self.buf)?;
+        self.fill(4)?;
+        let len = Cursor(self.window.get(self.start..).unwrap_or_default())
+            .u32()
+            .unwrap_or(0) as usize;
+        self.start += 4;
+        self.fill(len)?;
+        self.record = self.start..self.start + len;
+        self.start += len;
         let mut rec = [0u8; STAMP_BYTES];
         self.stamps.read_exact(&mut rec)?;
         self.stamp = decode_stamp(&rec);
         Ok(true)
     }
 
+    /// Makes at least `n` unconsumed bytes lie in the window: moves those there to its
+    /// front, grows it for a record larger than it, and reads. An error if the file ends
+    /// first.
+    fn fill(&mut self, n: usize) -> io::Result<()> {
+        if self.end - self.start >= n {
+            return Ok(());
+        }
+        self.window.copy_within(self.start..self.end, 0);
+        (self.start, self.end) = (0, self.end - self.start);
+        if self.window.len() < n {
+            self.window.resize(n, 0);
+        }
+        while self.end < n {
+            let got = self
+                .events
+                .read(self.window.get_mut(self.end..).unwrap_or_default())?;
+            if got == 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            self.end += got;
+        }
+        Ok(())
+    }
+
+    /// The record read, as [`encode_event`] wrote it.
+    fn record(&self) -> &[u8] {
+        self.window.get(self.record.clone()).unwrap_or_default()
+    }
+
     /// The line of the record read (the first field of its encoding).
     fn line(&self) -> u32 {
-        Cursor(&self.buf).u32().unwrap_or(0)
+        Cursor(self.record()).u32().unwrap_or(0)
     }
 
     /// What orders the record read in the merge: its time, its file, its line, then the run
@@ -680,6 +743,7 @@ fn decode_stamp(rec: &[u8; STAMP_BYTES]) -> Stamp {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]
@@ -752,6 +816,56 @@ mod tests {
         let mut bad = buf;
         bad[4 + 4 + 1 + 1 + 9] -= 1;
         assert!(decode_event(&bad).is_none());
+    }
+
+    #[test]
+    fn runs_read_back_what_pairs_wrote_across_windows_and_blocks() {
+        let dir = TempDir::new().unwrap();
+        let mut pair = Pair::create(dir.path(), "t", true).unwrap();
+        let stamp = |i: u32| Stamp {
+            own: Own::NoYear(i),
+            carry: Carry {
+                anchor: None,
+                no_year: Some((i, i)),
+                age: None,
+            },
+        };
+        // Two files written in blocks of varying length, one after the other; records of
+        // every size, some larger than a window and than the pending bytes.
+        let mut written: [Vec<Event>; 2] = [Vec::new(), Vec::new()];
+        let mut blocks: [Vec<Block>; 2] = [Vec::new(), Vec::new()];
+        let mut n = 0u32;
+        for round in 0..40usize {
+            let file = round % 2;
+            let block = Block {
+                events_at: pair.events_len,
+                stamps_at: pair.stamps_len,
+                count: (round * 37 % 500) as u64 + 1,
+            };
+            for _ in 0..block.count {
+                let size = match n % 1000 {
+                    7 => RUN_WINDOW + 3,
+                    500 => PENDING_BYTES * 2,
+                    k => (k * 13 % 300) as usize,
+                };
+                let mut ev = Event::new(n, "é".repeat(size / 2));
+                ev.fields.push(("n".into(), n.to_string()));
+                pair.push(&ev, &stamp(n)).unwrap();
+                written[file].push(ev);
+                n += 1;
+            }
+            blocks[file].push(block);
+        }
+        let (events, stamps) = pair.finish().unwrap();
+        for file in 0..2 {
+            let mut run = Run::open(&events, &stamps, blocks[file].clone()).unwrap();
+            let mut read = Vec::new();
+            while run.advance().unwrap() {
+                assert_eq!(run.stamp, stamp(run.line()));
+                read.push(decode_event(run.record()).unwrap().to_event());
+            }
+            assert!(read == written[file], "file {file}");
+        }
     }
 
     #[test]
