@@ -269,6 +269,7 @@ pub fn timeline(
         ..
     } = output;
     // JSON lines gather here and go out in large writes.
+    let json_lines = crate::report::timeline::JsonLines::new(&timeline);
     let mut lines: Vec<u8> = Vec::with_capacity(LINES_BYTES + (1 << 16));
     spill.merge_refs(&resolution, &ids, &mut |ev| {
         if !source_ok.get(ev.file as usize).copied().unwrap_or(false)
@@ -276,10 +277,9 @@ pub fn timeline(
         {
             return Ok(());
         }
-        let file = timeline.file(ev.file).map_or("", |f| f.path.as_str());
         match (&mut redactor, json) {
             // The common case: written straight from the spill's record.
-            (None, true) => crate::report::timeline::event_json(&mut lines, file, &ev),
+            (None, true) => json_lines.push(&mut lines, &ev),
             (redactor, json) => {
                 let mut ev = ev.to_event();
                 if let Some(r) = redactor {
@@ -288,7 +288,7 @@ pub fn timeline(
                 if !json {
                     return crate::report::timeline::write_text(out, &timeline, &[&ev], style);
                 }
-                crate::report::timeline::event_json(&mut lines, file, &ev.view());
+                json_lines.push(&mut lines, &ev.view());
             }
         }
         if lines.len() >= LINES_BYTES {

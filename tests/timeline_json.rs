@@ -1,4 +1,4 @@
-//! The JSON timeline is written by hand (`report::timeline::event_json`), not by serde: it
+//! The JSON timeline is written by hand (`report::timeline::JsonLines`), not by serde: it
 //! must give, byte for byte, what serde_json gave of the struct it replaced, kept here as
 //! the reference. Checked on every event of every corpus bundle, on strings made to trip an
 //! escaper (quotes, backslashes, every control character, DEL, non-ASCII, empty) and on

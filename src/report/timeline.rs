@@ -14,56 +14,89 @@ use crate::timeline::Timeline;
 
 /// Writes one JSON object per event.
 pub fn write_json(w: &mut dyn Write, tl: &Timeline, events: &[&Event]) -> io::Result<()> {
+    let lines = JsonLines::new(tl);
     let mut buf = Vec::new();
     for ev in events {
-        let file = tl.file(ev.file).map_or("", |f| f.path.as_str());
-        event_json(&mut buf, file, &ev.view());
+        lines.push(&mut buf, &ev.view());
     }
     w.write_all(&buf)
 }
 
-/// Appends the JSON line of one event (from the file at `file`) to `out`, newline included.
-///
-/// Written by hand, byte for byte what serde_json wrote of the struct it replaces (a unit
-/// test holds them equal on the corpus): the keys of the contract in its order,
-/// `logged_level` only when the level shown differs, the fields sorted by key with the first
-/// value of a repeated key. A timeline of millions of events spent more time building that
-/// struct (a `String` per time, a map per event) and serialising it than reading the bundle.
-pub fn event_json(out: &mut Vec<u8>, file: &str, ev: &EventRef<'_>) {
-    let shown = crate::explain::shown_level_of(ev.level, ev.message, ev.kind);
-    out.extend_from_slice(b"{\"ts\":");
-    match ev.ts {
-        Some(t) => {
-            out.push(b'"');
-            // Digits, `-`, `:`, `.`, `T` and `Z`: nothing to escape.
-            out.extend_from_slice(Rfc3339::of(t.micros).as_bytes());
-            out.push(b'"');
+/// Writes events of a timeline as JSON lines, byte for byte what serde_json wrote of the
+/// struct this replaces (`tests/timeline_json.rs` holds them equal on the corpus): the keys
+/// of the contract in its order, `logged_level` only when the level shown differs, the
+/// fields sorted by key with the first value of a repeated key. A timeline of millions of
+/// events spent more time building that struct (a `String` per time, a map per event) and
+/// serialising it than reading the bundle.
+pub struct JsonLines {
+    /// Each file's path as a JSON string, by file id: escaped once, not once per event.
+    files: Vec<Vec<u8>>,
+}
+
+impl JsonLines {
+    /// For events of `tl`'s files (as they are now: redacted, if they are to be).
+    pub fn new(tl: &Timeline) -> JsonLines {
+        let files = tl
+            .files
+            .iter()
+            .map(|f| {
+                let mut quoted = Vec::with_capacity(f.path.len() + 2);
+                json_str(&mut quoted, &f.path);
+                quoted
+            })
+            .collect();
+        JsonLines { files }
+    }
+
+    /// Appends the JSON line of one event to `out`, newline included.
+    pub fn push(&self, out: &mut Vec<u8>, ev: &EventRef<'_>) {
+        let shown = crate::explain::shown_level_of(ev.level, ev.message, ev.kind);
+        out.extend_from_slice(b"{\"ts\":");
+        match ev.ts {
+            Some(t) => {
+                out.push(b'"');
+                // Digits, `-`, `:`, `.`, `T` and `Z`: nothing to escape.
+                out.extend_from_slice(Rfc3339::of(t.micros).as_bytes());
+                out.push(b'"');
+            }
+            None => out.extend_from_slice(b"null"),
         }
-        None => out.extend_from_slice(b"null"),
+        out.extend_from_slice(b",\"ts_quality\":");
+        json_plain(out, ev.ts.map_or("none", |t| t.quality.as_str()));
+        out.extend_from_slice(b",\"file\":");
+        match self.files.get(ev.file as usize) {
+            Some(quoted) => out.extend_from_slice(quoted),
+            None => out.extend_from_slice(b"\"\""),
+        }
+        out.extend_from_slice(b",\"line\":");
+        json_u32(out, ev.line);
+        out.extend_from_slice(b",\"n_lines\":");
+        json_u32(out, ev.n_lines);
+        out.extend_from_slice(b",\"source\":");
+        json_plain(out, ev.kind.as_str());
+        out.extend_from_slice(b",\"level\":");
+        json_plain(out, shown.as_str());
+        if shown != ev.level {
+            out.extend_from_slice(b",\"logged_level\":");
+            json_plain(out, ev.level.as_str());
+        }
+        out.extend_from_slice(b",\"component\":");
+        json_str(out, ev.component);
+        out.extend_from_slice(b",\"message\":");
+        json_str(out, ev.message);
+        out.extend_from_slice(b",\"fields\":");
+        json_fields(out, ev.fields);
+        out.extend_from_slice(b"}\n");
     }
-    out.extend_from_slice(b",\"ts_quality\":");
-    json_str(out, ev.ts.map_or("none", |t| t.quality.as_str()));
-    out.extend_from_slice(b",\"file\":");
-    json_str(out, file);
-    out.extend_from_slice(b",\"line\":");
-    json_u32(out, ev.line);
-    out.extend_from_slice(b",\"n_lines\":");
-    json_u32(out, ev.n_lines);
-    out.extend_from_slice(b",\"source\":");
-    json_str(out, ev.kind.as_str());
-    out.extend_from_slice(b",\"level\":");
-    json_str(out, shown.as_str());
-    if shown != ev.level {
-        out.extend_from_slice(b",\"logged_level\":");
-        json_str(out, ev.level.as_str());
-    }
-    out.extend_from_slice(b",\"component\":");
-    json_str(out, ev.component);
-    out.extend_from_slice(b",\"message\":");
-    json_str(out, ev.message);
-    out.extend_from_slice(b",\"fields\":");
-    json_fields(out, ev.fields);
-    out.extend_from_slice(b"}\n");
+}
+
+/// A JSON string of one of raysift's own names (a level, a source kind, a time's quality):
+/// lower-case letters and `_`, nothing to escape.
+fn json_plain(out: &mut Vec<u8>, name: &'static str) {
+    debug_assert!(name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'));
+    out.push(b'"');
+    out.extend_from_slice(name.as_bytes());
+    out.push(b'"');
 }
 
 /// Fields an event usually has at most: sorted on the stack, more in a `Vec`.
@@ -134,63 +167,60 @@ const ESCAPE: [u8; 256] = {
 };
 
 /// A JSON string: `s` quoted, escaped as serde_json escapes it ([`ESCAPE`]).
-///
-/// Eight bytes at a time while none needs escaping (most text of a log needs none), byte by
-/// byte through a word that holds one.
 fn json_str(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
-    // Bytes before `start` are written; `at` is where the scan is.
+    // Bytes before `start` are written.
     let mut start = 0;
-    let mut at = 0;
-    while at < bytes.len() {
-        if let Some(word) = bytes
-            .get(at..at + 8)
-            .and_then(|w| <[u8; 8]>::try_from(w).ok())
-        {
-            if !any_escaped(u64::from_le_bytes(word)) {
-                at += 8;
-                continue;
-            }
+    while let Some(i) = next_escaped(bytes, start) {
+        let b = bytes.get(i).copied().unwrap_or(0);
+        let esc = ESCAPE[b as usize];
+        out.extend_from_slice(bytes.get(start..i).unwrap_or_default());
+        out.push(b'\\');
+        out.push(esc);
+        if esc == b'u' {
+            out.extend_from_slice(&[b'0', b'0', HEX[(b >> 4) as usize], HEX[(b & 0xf) as usize]]);
         }
-        let end = (at + 8).min(bytes.len());
-        for (i, &b) in bytes.iter().enumerate().take(end).skip(at) {
-            let esc = ESCAPE[b as usize];
-            if esc == 0 {
-                continue;
-            }
-            out.extend_from_slice(bytes.get(start..i).unwrap_or_default());
-            start = i + 1;
-            out.push(b'\\');
-            out.push(esc);
-            if esc == b'u' {
-                out.extend_from_slice(&[
-                    b'0',
-                    b'0',
-                    HEX[(b >> 4) as usize],
-                    HEX[(b & 0xf) as usize],
-                ]);
-            }
-        }
-        at = end;
+        start = i + 1;
     }
     out.extend_from_slice(bytes.get(start..).unwrap_or_default());
     out.push(b'"');
 }
 
-/// Whether some byte of `word` may need escaping: one below 0x20, a `"` or a `\`. Never
-/// false when one does (the zero-byte test of the bit-twiddling folklore: a borrow only ever
-/// marks more bytes, never fewer), so a word it passes is copied as it is.
-fn any_escaped(word: u64) -> bool {
+/// Where the first byte at or after `from` that needs escaping is: eight bytes at a time (a
+/// log's text seldom holds one), the last few one by one.
+fn next_escaped(bytes: &[u8], from: usize) -> Option<usize> {
+    let mut at = from;
+    loop {
+        let rest = bytes.get(at..)?;
+        let Some(word) = rest.first_chunk::<8>() else {
+            return rest
+                .iter()
+                .position(|&b| ESCAPE[b as usize] != 0)
+                .map(|i| at + i);
+        };
+        let marks = escaped_marks(u64::from_le_bytes(*word));
+        if marks != 0 {
+            return Some(at + (marks.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+}
+
+/// The high bit of each byte of `word` (little-endian) that is below 0x20, a `"` or a `\`,
+/// and maybe of bytes after such a byte, never before it: the zero-byte test of the
+/// bit-twiddling folklore, whose borrow only runs towards higher bytes. So the lowest mark
+/// is always a byte to escape, and a word without marks holds none.
+fn escaped_marks(word: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let below = |x: u64, n: u64| x.wrapping_sub(ONES * n) & !x;
     let control = below(word, 0x20);
     let quote = below(word ^ (ONES * u64::from(b'"')), 1);
     let backslash = below(word ^ (ONES * u64::from(b'\\')), 1);
-    (control | quote | backslash) & HIGH != 0
+    (control | quote | backslash) & HIGH
 }
 
 /// A number as JSON writes it: its decimal digits.
@@ -275,6 +305,7 @@ pub fn write_text(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::event::{Level, SourceKind, TsQuality};
 
     fn by_serde(s: &str) -> String {
         serde_json::to_string(s).unwrap()
@@ -328,7 +359,7 @@ mod tests {
     }
 
     #[test]
-    fn a_word_with_nothing_to_escape_passes() {
+    fn the_lowest_mark_of_a_word_is_its_first_byte_to_escape() {
         for word in [
             *b"abcdefgh",
             *b"~!#$%&'(",
@@ -337,14 +368,52 @@ mod tests {
             [0xff; 8],
             [0x80; 8],
         ] {
-            assert!(!any_escaped(u64::from_le_bytes(word)), "{word:?}");
+            assert_eq!(escaped_marks(u64::from_le_bytes(word)), 0, "{word:?}");
         }
-        for b in (0u8..0x20).chain([b'"', b'\\']) {
+        let escaped: Vec<u8> = (0u8..0x20).chain([b'"', b'\\']).collect();
+        for &b in &escaped {
             for at in 0..8 {
-                let mut word = [b'a'; 8];
-                word[at] = b;
-                assert!(any_escaped(u64::from_le_bytes(word)), "{word:?}");
+                // Whatever follows it, escaped or not.
+                for after in [b'a', 0x00, 0x1f, b'"', 0xff] {
+                    let mut word = [b'a'; 8];
+                    word[at] = b;
+                    for w in word.iter_mut().skip(at + 1) {
+                        *w = after;
+                    }
+                    let marks = escaped_marks(u64::from_le_bytes(word));
+                    assert_eq!(marks.trailing_zeros() / 8, at as u32, "{word:?}");
+                }
             }
+        }
+    }
+
+    #[test]
+    fn raysift_names_need_no_escaping() {
+        let levels = [
+            Level::Trace,
+            Level::Debug,
+            Level::Info,
+            Level::Warning,
+            Level::Error,
+            Level::Critical,
+        ];
+        let qualities = [
+            TsQuality::Exact,
+            TsQuality::InferredZone,
+            TsQuality::GivenZone,
+            TsQuality::AssumedUtc,
+            TsQuality::Approximate,
+        ];
+        let names = SourceKind::ALL
+            .iter()
+            .map(|k| k.as_str())
+            .chain(levels.iter().map(|l| l.as_str()))
+            .chain(qualities.iter().map(|q| q.as_str()))
+            .chain(["none"]);
+        for name in names {
+            let mut out = Vec::new();
+            json_plain(&mut out, name);
+            assert_eq!(String::from_utf8(out).unwrap(), by_serde(name));
         }
     }
 }
