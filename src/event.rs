@@ -420,6 +420,109 @@ impl Event {
     }
 }
 
+/// An event borrowed from where it is kept, for a reader that only looks at it: the merge of a
+/// spill hands these out read straight from its buffer, so that writing an event allocates
+/// nothing. `Event::view` gives one of an event in memory; [`EventRef::to_event`] the owned
+/// event back (for a caller that changes it, such as redaction). A view has no `repeat`: the
+/// events read back from a spill never fold.
+#[derive(Clone, Copy, Debug)]
+pub struct EventRef<'a> {
+    pub raw_time: Option<RawTime>,
+    pub ts: Option<Timestamp>,
+    pub file: FileId,
+    pub line: u32,
+    pub n_lines: u32,
+    pub kind: SourceKind,
+    pub level: Level,
+    pub light: bool,
+    pub component: &'a str,
+    pub message: &'a str,
+    pub fields: Fields<'a>,
+}
+
+/// The structured fields of an [`EventRef`], in the event's order; iterating gives each
+/// `(key, value)` pair.
+#[derive(Clone, Copy, Debug)]
+pub enum Fields<'a> {
+    /// The fields of an event in memory.
+    Pairs(&'a [(String, String)]),
+    /// Pairs packed as `lens` (for each pair, the byte lengths of its key and its value as
+    /// little-endian `u32`s) and `text` (every key and value, one after the other). A
+    /// length that does not fit the text ends the iteration.
+    Packed { lens: &'a [u8], text: &'a str },
+}
+
+impl<'a> Iterator for Fields<'a> {
+    type Item = (&'a str, &'a str);
+
+    fn next(&mut self) -> Option<(&'a str, &'a str)> {
+        match self {
+            Fields::Pairs(pairs) => {
+                let ((k, v), rest) = pairs.split_first()?;
+                *pairs = rest;
+                Some((k.as_str(), v.as_str()))
+            }
+            Fields::Packed { lens, text } => {
+                let (k_len, v_len, rest_lens) = match lens.split_first_chunk::<8>() {
+                    Some((l, rest)) => (
+                        u32::from_le_bytes([l[0], l[1], l[2], l[3]]) as usize,
+                        u32::from_le_bytes([l[4], l[5], l[6], l[7]]) as usize,
+                        rest,
+                    ),
+                    None => return None,
+                };
+                let (k, rest) = text.split_at_checked(k_len)?;
+                let (v, rest) = rest.split_at_checked(v_len)?;
+                *lens = rest_lens;
+                *text = rest;
+                Some((k, v))
+            }
+        }
+    }
+}
+
+impl Event {
+    /// The event as a borrowed view (without its `repeat`).
+    pub fn view(&self) -> EventRef<'_> {
+        EventRef {
+            raw_time: self.raw_time,
+            ts: self.ts,
+            file: self.file,
+            line: self.line,
+            n_lines: self.n_lines,
+            kind: self.kind,
+            level: self.level,
+            light: self.light,
+            component: &self.component,
+            message: &self.message,
+            fields: Fields::Pairs(&self.fields),
+        }
+    }
+}
+
+impl EventRef<'_> {
+    /// The owned event the view shows (with no `repeat`).
+    pub fn to_event(&self) -> Event {
+        Event {
+            raw_time: self.raw_time,
+            ts: self.ts,
+            file: self.file,
+            line: self.line,
+            n_lines: self.n_lines,
+            kind: self.kind,
+            level: self.level,
+            component: self.component.to_string(),
+            message: self.message.to_string(),
+            fields: self
+                .fields
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            repeat: None,
+            light: self.light,
+        }
+    }
+}
+
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
 pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let (m, d) = (i64::from(m), i64::from(d));
@@ -483,19 +586,105 @@ pub fn micros_from_civil(
 /// RFC 3339 UTC: `2024-10-07T15:22:56.894Z`, or with six fractional digits when the
 /// sub-millisecond part is not zero.
 pub fn format_rfc3339(micros: Micros) -> String {
-    let secs = micros.div_euclid(MICROS_PER_SEC);
-    let frac = micros.rem_euclid(MICROS_PER_SEC);
-    let days = secs.div_euclid(86_400);
-    let sod = secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    let (h, mi, s) = (sod / 3600, sod % 3600 / 60, sod % 60);
-    if frac % 1000 == 0 {
-        format!(
-            "{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{:03}Z",
-            frac / 1000
-        )
-    } else {
-        format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{frac:06}Z")
+    Rfc3339::of(micros).as_str().to_string()
+}
+
+/// A time written as [`format_rfc3339`] writes it, on the stack: a writer of millions of
+/// times (the JSON timeline) copies it out without allocating a `String` for each.
+pub struct Rfc3339 {
+    buf: [u8; RFC3339_MAX],
+    len: usize,
+}
+
+/// The longest time written: a six-digit year with its sign and six fractional digits.
+const RFC3339_MAX: usize = 32;
+
+impl Rfc3339 {
+    pub fn of(micros: Micros) -> Rfc3339 {
+        let secs = micros.div_euclid(MICROS_PER_SEC);
+        let frac = micros.rem_euclid(MICROS_PER_SEC);
+        let days = secs.div_euclid(86_400);
+        let sod = secs.rem_euclid(86_400);
+        let (y, m, d) = civil_from_days(days);
+        let (h, mi, s) = (sod / 3600, sod % 3600 / 60, sod % 60);
+        let mut out = Rfc3339 {
+            buf: [0; RFC3339_MAX],
+            len: 0,
+        };
+        if !(0..=9999).contains(&y) {
+            // Years no log writes: `format!`'s padding and sign, off the fast path.
+            let _ = if frac % 1000 == 0 {
+                fmt::Write::write_fmt(
+                    &mut out,
+                    format_args!(
+                        "{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{:03}Z",
+                        frac / 1000
+                    ),
+                )
+            } else {
+                fmt::Write::write_fmt(
+                    &mut out,
+                    format_args!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{frac:06}Z"),
+                )
+            };
+            return out;
+        }
+        out.digits(y, 4);
+        out.push(b'-');
+        out.digits(i64::from(m), 2);
+        out.push(b'-');
+        out.digits(i64::from(d), 2);
+        out.push(b'T');
+        out.digits(h, 2);
+        out.push(b':');
+        out.digits(mi, 2);
+        out.push(b':');
+        out.digits(s, 2);
+        out.push(b'.');
+        if frac % 1000 == 0 {
+            out.digits(frac / 1000, 3);
+        } else {
+            out.digits(frac, 6);
+        }
+        out.push(b'Z');
+        out
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        self.buf.get(..self.len).unwrap_or_default()
+    }
+
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(self.as_bytes()).unwrap_or_default()
+    }
+
+    fn push(&mut self, b: u8) {
+        if let Some(slot) = self.buf.get_mut(self.len) {
+            *slot = b;
+            self.len += 1;
+        }
+    }
+
+    /// The last `width` decimal digits of `v` (not negative).
+    fn digits(&mut self, mut v: i64, width: usize) {
+        let end = self.len + width;
+        if let Some(slots) = self.buf.get_mut(self.len..end) {
+            for slot in slots.iter_mut().rev() {
+                *slot = b'0' + (v % 10) as u8;
+                v /= 10;
+            }
+            self.len = end;
+        }
+    }
+}
+
+impl fmt::Write for Rfc3339 {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let end = self.len + s.len();
+        let slot = self.buf.get_mut(self.len..end).ok_or(fmt::Error)?;
+        slot.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
     }
 }
 
@@ -523,6 +712,62 @@ mod tests {
             t.map(format_rfc3339).as_deref(),
             Some("2024-04-11T07:43:44.182159Z")
         );
+    }
+
+    /// What `format_rfc3339` wrote before it wrote on the stack.
+    fn rfc3339_by_format(micros: Micros) -> String {
+        let secs = micros.div_euclid(MICROS_PER_SEC);
+        let frac = micros.rem_euclid(MICROS_PER_SEC);
+        let days = secs.div_euclid(86_400);
+        let sod = secs.rem_euclid(86_400);
+        let (y, m, d) = civil_from_days(days);
+        let (h, mi, s) = (sod / 3600, sod % 3600 / 60, sod % 60);
+        if frac % 1000 == 0 {
+            format!(
+                "{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{:03}Z",
+                frac / 1000
+            )
+        } else {
+            format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{frac:06}Z")
+        }
+    }
+
+    #[test]
+    fn rfc3339_on_the_stack_is_what_format_wrote() {
+        let day = 86_400 * MICROS_PER_SEC;
+        let mut times = vec![
+            Micros::MIN,
+            Micros::MAX,
+            Micros::MIN + 1,
+            Micros::MAX - 1,
+            0,
+            -1,
+            1,
+            999,
+            1000,
+            -1000,
+            1_728_314_576_894_000,
+            1_712_821_424_182_159,
+        ];
+        // Around the years the fast path starts and stops at.
+        for y in [-1, 0, 1, 999, 1000, 1969, 1970, 2024, 9999, 10_000, 12_345] {
+            let t = days_from_civil(y, 1, 1) * day;
+            times.extend([t - 1, t, t + 1, t + 1000, t + 59_999_999]);
+            let t = days_from_civil(y, 12, 31) * day + 86_399_999_000;
+            times.extend([t - 1, t, t + 1, t + 1000]);
+        }
+        // A spread of ordinary times.
+        let mut x: i64 = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..10_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            times.push(x.rem_euclid(4_000_000_000_000_000));
+            times.push(x.rem_euclid(4_000_000_000) * 1000);
+        }
+        for t in times {
+            assert_eq!(Rfc3339::of(t).as_str(), rfc3339_by_format(t), "{t}");
+        }
     }
 
     #[test]

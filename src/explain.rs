@@ -11,7 +11,7 @@
 //! whose continuation lines are a failure (a traceback ending in its exception) is shown at
 //! `error` whatever its head line said, and the writer's level is kept beside it.
 
-use crate::event::{Event, Level};
+use crate::event::{Event, Level, SourceKind};
 
 /// Fields that say why: shown, in this order, after the object.
 const WHY: [&str; 7] = [
@@ -109,15 +109,21 @@ pub fn shown_fields(ev: &Event) -> Vec<(String, String)> {
 /// Only the timeline reads it: rules and the open world keep the writer's level, which tells
 /// a traceback logged on purpose below ERROR (handled, then retried) from a failure.
 pub fn shown_level(ev: &Event) -> Level {
-    if ev.level >= Level::Error
-        || !ev.message.contains('\n')
-        || crate::parse::Format::of(ev.kind).is_kubernetes()
+    shown_level_of(ev.level, &ev.message, ev.kind)
+}
+
+/// [`shown_level`] of an event given by what it depends on: its level, message and kind
+/// (for a writer that reads a borrowed view, `event::EventRef`).
+pub fn shown_level_of(level: Level, message: &str, kind: SourceKind) -> Level {
+    if level >= Level::Error
+        || !message.contains('\n')
+        || crate::parse::Format::of(kind).is_kubernetes()
     {
-        return ev.level;
+        return level;
     }
-    match crate::open_world::exceptions::failure(&ev.message) {
+    match crate::open_world::exceptions::failure(message) {
         Some(f) if !f.cut_off => Level::Error,
-        _ => ev.level,
+        _ => level,
     }
 }
 

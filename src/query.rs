@@ -5,7 +5,7 @@
 
 use regex::Regex;
 
-use crate::event::{Event, Level, Micros, MICROS_PER_SEC};
+use crate::event::{Event, Level, Micros, Timestamp, MICROS_PER_SEC};
 use crate::parse::primitives::{date_time, instant, zone};
 use crate::timeline::Timeline;
 
@@ -179,10 +179,15 @@ fn since_after_until(since: &TimeSpec, s: Micros, until: &TimeSpec, u: Micros) -
 
 /// Whether an event's time lies within the bounds (an untimed one never does).
 pub fn in_range(ev: &Event, lo: Option<Micros>, hi: Option<Micros>) -> bool {
+    ts_in_range(ev.ts, lo, hi)
+}
+
+/// Whether a time lies within the bounds ([`in_range`] of the event that has it).
+pub fn ts_in_range(ts: Option<Timestamp>, lo: Option<Micros>, hi: Option<Micros>) -> bool {
     if lo.is_none() && hi.is_none() {
         return true;
     }
-    match ev.ts {
+    match ts {
         Some(ts) => lo.is_none_or(|l| ts.micros >= l) && hi.is_none_or(|h| ts.micros <= h),
         None => false,
     }

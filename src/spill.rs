@@ -9,16 +9,21 @@
 //! them in their file: the order `timeline::merge` gives. The folder is removed when the spill
 //! is dropped, on every path out (an error, a closed pipe, a panic).
 //!
+//! [`Spill::merge_refs`] hands out each event as a view ([`EventRef`]) of the record just read
+//! into its run's buffer: a reader that writes the event and forgets it (the JSON timeline)
+//! allocates nothing per event. [`Spill::merge`] is the same merge with each event made owned.
+//!
 //! Invariant: events come back exactly as they went in (the encoding names every field of
 //! `Event`, so a new field does not compile until it is written here too), but for their
 //! structured fields in a spill made [`Spill::without_fields`].
 
-use std::collections::BinaryHeap;
+use std::cmp::Reverse;
+use std::collections::binary_heap::{BinaryHeap, PeekMut};
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use crate::event::{Event, FileId, Level, Micros, RawTime, SourceKind};
+use crate::event::{Event, EventRef, Fields, FileId, Level, Micros, RawTime, SourceKind};
 use crate::resolve::{Anchor, Carry, Own, Resolution, Stamp};
 
 /// A temporary folder, removed with everything in it when dropped.
@@ -56,10 +61,10 @@ impl Drop for TempDir {
 /// Bytes of one stamp record.
 const STAMP_BYTES: usize = 40;
 /// Bytes a file's out-of-order events are sorted in at once: their encoded size plus the
-/// size of each decoded entry, so that small (light) events do not make a chunk of millions.
+/// size of each entry, so that small (light) events do not make a chunk of millions.
 const SORT_CHUNK_BYTES: u64 = 64 << 20;
-/// What an entry of a chunk being sorted takes besides its strings.
-const SORT_ENTRY_BYTES: u64 = std::mem::size_of::<(Micros, u32, Event, Stamp)>() as u64;
+/// What an entry of a chunk being sorted takes besides its encoded record.
+const SORT_ENTRY_BYTES: u64 = std::mem::size_of::<SortEntry>() as u64;
 
 /// A stretch of one file's events, contiguous in the spill files.
 #[derive(Clone, Copy, Debug)]
@@ -69,17 +74,23 @@ struct Block {
     count: u64,
 }
 
+/// Bytes of records a pair gathers before it writes them to its events file.
+const PENDING_BYTES: usize = 1 << 20;
+
 /// A pair of spill files being written.
 struct Pair {
     /// Whether events are written with their fields.
     fields: bool,
     events_path: PathBuf,
     stamps_path: PathBuf,
-    events: BufWriter<File>,
+    events: File,
+    /// Records not yet written to `events`, each with its length before it: an event is
+    /// encoded straight in here, not into a buffer of its own and then copied.
+    pending: Vec<u8>,
     stamps: BufWriter<File>,
+    /// Bytes of each file so far, what is pending included.
     events_len: u64,
     stamps_len: u64,
-    buf: Vec<u8>,
 }
 
 impl Pair {
@@ -88,33 +99,53 @@ impl Pair {
         let stamps_path = dir.join(format!("{name}.stamps"));
         Ok(Pair {
             fields,
-            events: BufWriter::with_capacity(1 << 20, File::create(&events_path)?),
+            events: File::create(&events_path)?,
+            pending: Vec::with_capacity(PENDING_BYTES + (1 << 16)),
             stamps: BufWriter::with_capacity(1 << 16, File::create(&stamps_path)?),
             events_path,
             stamps_path,
             events_len: 0,
             stamps_len: 0,
-            buf: Vec::new(),
         })
     }
 
     fn push(&mut self, ev: &Event, stamp: &Stamp) -> io::Result<()> {
-        self.buf.clear();
-        self.buf.extend_from_slice(&[0; 4]);
-        encode_event(&mut self.buf, ev, self.fields);
-        let len = (self.buf.len() - 4) as u32;
-        self.buf[..4].copy_from_slice(&len.to_le_bytes());
-        self.events.write_all(&self.buf)?;
-        self.events_len += self.buf.len() as u64;
+        let at = self.pending.len();
+        self.pending.extend_from_slice(&[0; 4]);
+        encode_event(&mut self.pending, ev, self.fields);
+        let len = self.pending.len() - at - 4;
+        if let Some(slot) = self.pending.get_mut(at..at + 4) {
+            slot.copy_from_slice(&(len as u32).to_le_bytes());
+        }
+        self.pushed(len, stamp)
+    }
+
+    /// Appends a record as [`encode_event`] wrote it: a sorted run copies its records
+    /// without decoding them.
+    fn push_raw(&mut self, record: &[u8], stamp: &Stamp) -> io::Result<()> {
+        self.pending
+            .extend_from_slice(&(record.len() as u32).to_le_bytes());
+        self.pending.extend_from_slice(record);
+        self.pushed(record.len(), stamp)
+    }
+
+    /// Counts the record of `len` bytes just made pending, writes its stamp, and writes the
+    /// pending records once they are many.
+    fn pushed(&mut self, len: usize, stamp: &Stamp) -> io::Result<()> {
+        self.events_len += len as u64 + 4;
         let mut s = [0u8; STAMP_BYTES];
         encode_stamp(&mut s, stamp);
         self.stamps.write_all(&s)?;
         self.stamps_len += STAMP_BYTES as u64;
+        if self.pending.len() >= PENDING_BYTES {
+            self.events.write_all(&self.pending)?;
+            self.pending.clear();
+        }
         Ok(())
     }
 
     fn finish(mut self) -> io::Result<(PathBuf, PathBuf)> {
-        self.events.flush()?;
+        self.events.write_all(&self.pending)?;
         self.stamps.flush()?;
         Ok((self.events_path, self.stamps_path))
     }
@@ -175,12 +206,25 @@ impl Spill {
     }
 
     /// Calls `visit` with every event put aside, in timeline order, its `file` set to its id
-    /// (`ids[seq]`) and its `ts` resolved, and the key it sorts by (`Resolution::key`).
+    /// (`ids[seq]`) and its `ts` resolved, and the key it sorts by (`Resolution::key`):
+    /// [`Spill::merge_refs`], each event made owned.
     pub fn merge(
         self,
         res: &Resolution,
         ids: &[FileId],
         visit: &mut dyn FnMut(Event, Micros) -> io::Result<()>,
+    ) -> io::Result<()> {
+        self.merge_refs(res, ids, &mut |ev, key| visit(ev.to_event(), key))
+    }
+
+    /// Calls `visit` with every event put aside, in timeline order, as a view of the record
+    /// just read back (nothing is allocated per event): its `file` set to its id (`ids[seq]`)
+    /// and its `ts` resolved, with the key it sorts by.
+    pub fn merge_refs(
+        self,
+        res: &Resolution,
+        ids: &[FileId],
+        visit: &mut dyn FnMut(EventRef<'_>, Micros) -> io::Result<()>,
     ) -> io::Result<()> {
         let Spill {
             dir, pair, blocks, ..
@@ -210,29 +254,8 @@ impl Spill {
             let Some(out) = sorted_pair.as_mut() else {
                 continue;
             };
-            let mut reader = Run::open(&events_path, &stamps_path, file_blocks)?;
-            loop {
-                let mut chunk: Vec<(Micros, u32, Event, Stamp)> = Vec::new();
-                let mut bytes = 0u64;
-                while bytes < SORT_CHUNK_BYTES {
-                    let Some((ev, stamp, size)) = reader.next()? else {
-                        break;
-                    };
-                    bytes += size + SORT_ENTRY_BYTES;
-                    chunk.push((res.key(id, &stamp.carry), ev.line, ev, stamp));
-                }
-                if chunk.is_empty() {
-                    break;
-                }
-                chunk.sort_by_key(|c| (c.0, c.1));
-                let block = Block {
-                    events_at: out.events_len,
-                    stamps_at: out.stamps_len,
-                    count: chunk.len() as u64,
-                };
-                for (_, _, ev, stamp) in &chunk {
-                    out.push(ev, stamp)?;
-                }
+            let reader = Run::open(&events_path, &stamps_path, file_blocks)?;
+            for block in sort_runs(reader, out, res, id)? {
                 runs.push(RunSpec {
                     id,
                     sorted: true,
@@ -244,7 +267,7 @@ impl Spill {
             Some(p) => Some(p.finish()?),
             None => None,
         };
-        // The merge: one head per run.
+        // The merge: one head per run, read into the run's buffer.
         let mut readers: Vec<(FileId, Run)> = Vec::with_capacity(runs.len());
         for spec in runs {
             let (e, s) = match (&sorted_paths, spec.sorted) {
@@ -253,42 +276,86 @@ impl Spill {
             };
             readers.push((spec.id, Run::open(e, s, spec.blocks)?));
         }
-        let mut heads: Vec<Option<(Event, Stamp)>> = Vec::with_capacity(readers.len());
-        let mut heap = BinaryHeap::new();
+        let mut heap = BinaryHeap::with_capacity(readers.len());
         for (i, (id, run)) in readers.iter_mut().enumerate() {
-            let head = run.next()?.map(|(ev, stamp, _)| (ev, stamp));
-            if let Some((ev, stamp)) = &head {
-                heap.push(std::cmp::Reverse((
-                    res.key(*id, &stamp.carry),
-                    *id,
-                    ev.line,
-                    i,
-                )));
+            if run.advance()? {
+                heap.push(Reverse(run.key(res, *id, i)));
             }
-            heads.push(head);
         }
-        while let Some(std::cmp::Reverse((key, id, _, i))) = heap.pop() {
-            let Some((mut ev, stamp)) = heads.get_mut(i).and_then(Option::take) else {
+        while let Some(mut top) = heap.peek_mut() {
+            let Reverse((key, id, _, i)) = *top;
+            let Some((_, run)) = readers.get_mut(i) else {
+                PeekMut::pop(top);
                 continue;
             };
-            if let Some((_, run)) = readers.get_mut(i) {
-                if let Some((next, next_stamp, _)) = run.next()? {
-                    heap.push(std::cmp::Reverse((
-                        res.key(id, &next_stamp.carry),
-                        id,
-                        next.line,
-                        i,
-                    )));
-                    heads[i] = Some((next, next_stamp));
-                }
-            }
+            let mut ev = decode_event(run.record()).ok_or_else(unreadable)?;
             ev.file = id;
-            ev.ts = res.ts(id, stamp.own);
+            ev.ts = res.ts(id, run.stamp.own);
             visit(ev, key)?;
+            if run.advance()? {
+                *top = Reverse(run.key(res, id, i));
+            } else {
+                PeekMut::pop(top);
+            }
         }
         drop(readers);
         drop(dir);
         Ok(())
+    }
+}
+
+/// The error of a record that does not decode: the spill is this process's own file, so
+/// only a damaged disk or a bug gives it.
+fn unreadable() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, "spilled event unreadable")
+}
+
+/// An entry of a chunk being sorted: its key and line, where its record lies in the chunk's
+/// bytes, and its stamp.
+type SortEntry = (Micros, u32, std::ops::Range<usize>, Stamp);
+
+/// Cuts the events of `reader` (one file's, whose times go back) into chunks of at most
+/// [`SORT_CHUNK_BYTES`], sorts each by `(time, line)` (stable: ties keep file order) and
+/// writes it to `out` as one block. The records are copied as they were encoded, not decoded.
+fn sort_runs(
+    mut reader: Run,
+    out: &mut Pair,
+    res: &Resolution,
+    id: FileId,
+) -> io::Result<Vec<Block>> {
+    let mut blocks = Vec::new();
+    let mut bytes: Vec<u8> = Vec::new();
+    let mut chunk: Vec<SortEntry> = Vec::new();
+    loop {
+        bytes.clear();
+        chunk.clear();
+        let mut size = 0u64;
+        while size < SORT_CHUNK_BYTES {
+            if !reader.advance()? {
+                break;
+            }
+            let at = bytes.len();
+            bytes.extend_from_slice(reader.record());
+            size += reader.record().len() as u64 + 4 + SORT_ENTRY_BYTES;
+            chunk.push((
+                res.key(id, &reader.stamp.carry),
+                reader.line(),
+                at..bytes.len(),
+                reader.stamp,
+            ));
+        }
+        if chunk.is_empty() {
+            return Ok(blocks);
+        }
+        chunk.sort_by_key(|c| (c.0, c.1));
+        blocks.push(Block {
+            events_at: out.events_len,
+            stamps_at: out.stamps_len,
+            count: chunk.len() as u64,
+        });
+        for (_, _, range, stamp) in &chunk {
+            out.push_raw(bytes.get(range.clone()).unwrap_or_default(), stamp)?;
+        }
     }
 }
 
@@ -322,54 +389,113 @@ struct RunSpec {
     blocks: Vec<Block>,
 }
 
-/// Reads the events of a run's blocks, in order.
+/// Bytes of its events file a run reads at once.
+const RUN_WINDOW: usize = 1 << 16;
+
+/// Reads the events of a run's blocks, in order, one record at a time (its stamp into
+/// `stamp`), so that the merge hands out views of it. The record is read where it lies in
+/// the window of the file the run read last, not copied out of it.
 struct Run {
-    events: BufReader<File>,
+    events: File,
+    /// Bytes of `events` read: `window[start..end]` are not yet consumed.
+    window: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// Where the record read lies in `window`.
+    record: std::ops::Range<usize>,
     stamps: BufReader<File>,
     blocks: std::vec::IntoIter<Block>,
     left: u64,
-    buf: Vec<u8>,
+    stamp: Stamp,
 }
 
 impl Run {
     fn open(events: &Path, stamps: &Path, blocks: Vec<Block>) -> io::Result<Run> {
         Ok(Run {
-            events: BufReader::with_capacity(1 << 16, File::open(events)?),
+            events: File::open(events)?,
+            window: vec![0; RUN_WINDOW],
+            start: 0,
+            end: 0,
+            record: 0..0,
             stamps: BufReader::with_capacity(1 << 12, File::open(stamps)?),
             blocks: blocks.into_iter(),
             left: 0,
-            buf: Vec::new(),
+            stamp: Stamp {
+                own: Own::None,
+                carry: Carry {
+                    anchor: None,
+                    no_year: None,
+                    age: None,
+                },
+            },
         })
     }
 
-    /// The next event, its stamp and its size on disk.
-    fn next(&mut self) -> io::Result<Option<(Event, Stamp, u64)>> {
+    /// Reads the next record and its stamp; false when the run is done.
+    fn advance(&mut self) -> io::Result<bool> {
         while self.left == 0 {
             let Some(b) = self.blocks.next() else {
-                return Ok(None);
+                return Ok(false);
             };
             self.events.seek(SeekFrom::Start(b.events_at))?;
+            (self.start, self.end) = (0, 0);
             self.stamps.seek(SeekFrom::Start(b.stamps_at))?;
             self.left = b.count;
         }
         self.left -= 1;
-        let mut len = [0u8; 4];
-        self.events.read_exact(&mut len)?;
-        let len = u32::from_le_bytes(len) as usize;
-        self.buf.resize(len, 0);
-        self.events.read_exact(&mut self.buf)?;
-        let ev = decode_event(&self.buf).ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidData, "spilled event unreadable")
-        })?;
+        self.fill(4)?;
+        let len = Cursor(self.window.get(self.start..).unwrap_or_default())
+            .u32()
+            .unwrap_or(0) as usize;
+        self.start += 4;
+        self.fill(len)?;
+        self.record = self.start..self.start + len;
+        self.start += len;
         let mut rec = [0u8; STAMP_BYTES];
         self.stamps.read_exact(&mut rec)?;
-        Ok(Some((ev, decode_stamp(&rec), len as u64 + 4)))
+        self.stamp = decode_stamp(&rec);
+        Ok(true)
     }
-}
 
-fn put_str(buf: &mut Vec<u8>, s: &str) {
-    buf.extend_from_slice(&(s.len() as u32).to_le_bytes());
-    buf.extend_from_slice(s.as_bytes());
+    /// Makes at least `n` unconsumed bytes lie in the window: moves those there to its
+    /// front, grows it for a record larger than it, and reads. An error if the file ends
+    /// first.
+    fn fill(&mut self, n: usize) -> io::Result<()> {
+        if self.end - self.start >= n {
+            return Ok(());
+        }
+        self.window.copy_within(self.start..self.end, 0);
+        (self.start, self.end) = (0, self.end - self.start);
+        if self.window.len() < n {
+            self.window.resize(n, 0);
+        }
+        while self.end < n {
+            let got = self
+                .events
+                .read(self.window.get_mut(self.end..).unwrap_or_default())?;
+            if got == 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            self.end += got;
+        }
+        Ok(())
+    }
+
+    /// The record read, as [`encode_event`] wrote it.
+    fn record(&self) -> &[u8] {
+        self.window.get(self.record.clone()).unwrap_or_default()
+    }
+
+    /// The line of the record read (the first field of its encoding).
+    fn line(&self) -> u32 {
+        Cursor(self.record()).u32().unwrap_or(0)
+    }
+
+    /// What orders the record read in the merge: its time, its file, its line, then the run
+    /// (`i`, for the ties of a file whose events share a line).
+    fn key(&self, res: &Resolution, id: FileId, i: usize) -> (Micros, FileId, u32, usize) {
+        (res.key(id, &self.stamp.carry), id, self.line(), i)
+    }
 }
 
 fn level_code(l: Level) -> u8 {
@@ -395,7 +521,10 @@ fn level_of(c: u8) -> Level {
 }
 
 /// Every field of the event but `file` and `ts`, which the merge sets, and `repeat`: the full
-/// parse does not fold.
+/// parse does not fold. The line comes first (the merge orders by it without decoding the
+/// rest), then the other numbers, the byte lengths of every string, and last the strings
+/// one after the other, so that one UTF-8 check covers them all when the record is read back
+/// as a view ([`decode_event`]).
 fn encode_event(buf: &mut Vec<u8>, ev: &Event, with_fields: bool) {
     let Event {
         raw_time,
@@ -411,6 +540,12 @@ fn encode_event(buf: &mut Vec<u8>, ev: &Event, with_fields: bool) {
         message,
         fields,
     } = ev;
+    buf.extend_from_slice(&line.to_le_bytes());
+    buf.extend_from_slice(&n_lines.to_le_bytes());
+    let k = SourceKind::ALL.iter().position(|k| k == kind).unwrap_or(0);
+    buf.push(k as u8);
+    // The high bit marks a light event.
+    buf.push(level_code(*level) | if *light { 0x80 } else { 0 });
     match raw_time {
         None => buf.push(0),
         Some(RawTime::Utc(t)) => {
@@ -436,27 +571,28 @@ fn encode_event(buf: &mut Vec<u8>, ev: &Event, with_fields: bool) {
             buf.extend_from_slice(&secs.to_le_bytes());
         }
     }
-    buf.extend_from_slice(&line.to_le_bytes());
-    buf.extend_from_slice(&n_lines.to_le_bytes());
-    let k = SourceKind::ALL.iter().position(|k| k == kind).unwrap_or(0);
-    buf.push(k as u8);
-    // The high bit marks a light event.
-    buf.push(level_code(*level) | if *light { 0x80 } else { 0 });
-    put_str(buf, component);
-    put_str(buf, message);
     let fields: &[(String, String)] = if with_fields { fields } else { &[] };
+    let len = |s: &str| (s.len() as u32).to_le_bytes();
+    buf.extend_from_slice(&len(component));
+    buf.extend_from_slice(&len(message));
     buf.extend_from_slice(&(fields.len() as u32).to_le_bytes());
     for (k, v) in fields {
-        put_str(buf, k);
-        put_str(buf, v);
+        buf.extend_from_slice(&len(k));
+        buf.extend_from_slice(&len(v));
+    }
+    buf.extend_from_slice(component.as_bytes());
+    buf.extend_from_slice(message.as_bytes());
+    for (k, v) in fields {
+        buf.extend_from_slice(k.as_bytes());
+        buf.extend_from_slice(v.as_bytes());
     }
 }
 
 /// A cursor over an encoded record.
 struct Cursor<'a>(&'a [u8]);
 
-impl Cursor<'_> {
-    fn take(&mut self, n: usize) -> Option<&[u8]> {
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         if self.0.len() < n {
             return None;
         }
@@ -477,18 +613,20 @@ impl Cursor<'_> {
             .and_then(|b| b.try_into().ok())
             .map(i64::from_le_bytes)
     }
-    fn string(&mut self) -> Option<String> {
-        let n = self.u32()? as usize;
-        let b = self.take(n)?;
-        Some(match std::str::from_utf8(b) {
-            Ok(s) => s.to_string(),
-            Err(_) => String::from_utf8_lossy(b).into_owned(),
-        })
-    }
 }
 
-fn decode_event(bytes: &[u8]) -> Option<Event> {
+/// A view of an encoded record, its `file` 0 and its `ts` unset. `None` when the record is
+/// not one [`encode_event`] wrote: too short, lengths that do not add up to its text, or text
+/// that is not UTF-8.
+fn decode_event(bytes: &[u8]) -> Option<EventRef<'_>> {
     let mut c = Cursor(bytes);
+    let line = c.u32()?;
+    let n_lines = c.u32()?;
+    let kind = SourceKind::ALL
+        .get(c.u8()? as usize)
+        .copied()
+        .unwrap_or(SourceKind::Unknown);
+    let level_byte = c.u8()?;
     let raw_time = match c.u8()? {
         0 => None,
         1 => Some(RawTime::Utc(c.i64()?)),
@@ -504,36 +642,31 @@ fn decode_event(bytes: &[u8]) -> Option<Event> {
         }
         _ => Some(RawTime::Age { secs: c.i64()? }),
     };
-    let line = c.u32()?;
-    let n_lines = c.u32()?;
-    let kind = SourceKind::ALL
-        .get(c.u8()? as usize)
-        .copied()
-        .unwrap_or(SourceKind::Unknown);
-    let level_byte = c.u8()?;
-    let level = level_of(level_byte & 0x7f);
-    let component = c.string()?;
-    let message = c.string()?;
+    let component_len = c.u32()? as usize;
+    let message_len = c.u32()? as usize;
     let n = c.u32()? as usize;
-    let mut fields = Vec::with_capacity(n.min(1024));
-    for _ in 0..n {
-        let k = c.string()?;
-        let v = c.string()?;
-        fields.push((k, v));
+    let lens = c.take(n.checked_mul(8)?)?;
+    let text = std::str::from_utf8(c.0).ok()?;
+    let (component, rest) = text.split_at_checked(component_len)?;
+    let (message, rest) = rest.split_at_checked(message_len)?;
+    let fields = Fields::Packed { lens, text: rest };
+    // Every pair must fit the text, and the text end with the last one.
+    let mut check = fields;
+    if check.by_ref().count() != n || !matches!(check, Fields::Packed { text: "", .. }) {
+        return None;
     }
-    Some(Event {
+    Some(EventRef {
         raw_time,
         ts: None,
         file: 0,
         line,
         n_lines,
         kind,
-        level,
+        level: level_of(level_byte & 0x7f),
+        light: level_byte & 0x80 != 0,
         component,
         message,
         fields,
-        repeat: None,
-        light: level_byte & 0x80 != 0,
     })
 }
 
@@ -611,6 +744,7 @@ fn decode_stamp(rec: &[u8; STAMP_BYTES]) -> Stamp {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]
@@ -627,10 +761,10 @@ mod tests {
         ev.fields.push(("k".into(), "v".into()));
         let mut buf = Vec::new();
         encode_event(&mut buf, &ev, false);
-        let bare = decode_event(&buf);
+        let bare = decode_event(&buf).map(|r| r.to_event());
         buf.clear();
         encode_event(&mut buf, &ev, true);
-        assert_eq!(decode_event(&buf), Some(ev.clone()));
+        assert_eq!(decode_event(&buf).map(|r| r.to_event()), Some(ev.clone()));
         // Without its fields, the rest still comes back as it went in.
         ev.fields.clear();
         assert_eq!(bare, Some(ev));
@@ -645,6 +779,94 @@ mod tests {
         let mut rec = [0u8; STAMP_BYTES];
         encode_stamp(&mut rec, &stamp);
         assert_eq!(decode_stamp(&rec), stamp);
+    }
+
+    #[test]
+    fn a_record_is_read_back_as_a_view_of_every_string() {
+        let mut ev = Event::new(u32::MAX, "message é\n\"line\"");
+        ev.raw_time = Some(RawTime::Utc(-7));
+        ev.component = "日本".into();
+        ev.fields = vec![
+            ("".into(), "".into()),
+            ("k".into(), "🦀".into()),
+            ("k".into(), "again".into()),
+        ];
+        let mut buf = Vec::new();
+        encode_event(&mut buf, &ev, true);
+        let view = decode_event(&buf);
+        assert_eq!(view.map(|r| r.line), Some(u32::MAX));
+        assert_eq!(
+            view.map(|r| r.fields.collect::<Vec<_>>())
+                .unwrap_or_default(),
+            [("", ""), ("k", "🦀"), ("k", "again")]
+        );
+        assert_eq!(view.map(|r| r.to_event()), Some(ev));
+        // A record cut short, or whose lengths do not add up to its text, is refused.
+        for cut in 0..buf.len() {
+            assert!(decode_event(&buf[..cut]).is_none(), "{cut}");
+        }
+        let mut longer = buf.clone();
+        longer.push(b'x');
+        assert!(decode_event(&longer).is_none());
+        // The message's length one more: the last value then lacks a byte.
+        let mut bad = buf.clone();
+        let at = 4 + 4 + 1 + 1 + 9 + 4;
+        bad[at] += 1;
+        assert!(decode_event(&bad).is_none());
+        // A length that cuts a character in two (the component's last).
+        let mut bad = buf;
+        bad[4 + 4 + 1 + 1 + 9] -= 1;
+        assert!(decode_event(&bad).is_none());
+    }
+
+    #[test]
+    fn runs_read_back_what_pairs_wrote_across_windows_and_blocks() {
+        let dir = TempDir::new().unwrap();
+        let mut pair = Pair::create(dir.path(), "t", true).unwrap();
+        let stamp = |i: u32| Stamp {
+            own: Own::NoYear(i),
+            carry: Carry {
+                anchor: None,
+                no_year: Some((i, i)),
+                age: None,
+            },
+        };
+        // Two files written in blocks of varying length, one after the other; records of
+        // every size, some larger than a window and than the pending bytes.
+        let mut written: [Vec<Event>; 2] = [Vec::new(), Vec::new()];
+        let mut blocks: [Vec<Block>; 2] = [Vec::new(), Vec::new()];
+        let mut n = 0u32;
+        for round in 0..40usize {
+            let file = round % 2;
+            let block = Block {
+                events_at: pair.events_len,
+                stamps_at: pair.stamps_len,
+                count: (round * 37 % 500) as u64 + 1,
+            };
+            for _ in 0..block.count {
+                let size = match n % 1000 {
+                    7 => RUN_WINDOW + 3,
+                    500 => PENDING_BYTES * 2,
+                    k => (k * 13 % 300) as usize,
+                };
+                let mut ev = Event::new(n, "é".repeat(size / 2));
+                ev.fields.push(("n".into(), n.to_string()));
+                pair.push(&ev, &stamp(n)).unwrap();
+                written[file].push(ev);
+                n += 1;
+            }
+            blocks[file].push(block);
+        }
+        let (events, stamps) = pair.finish().unwrap();
+        for file in 0..2 {
+            let mut run = Run::open(&events, &stamps, blocks[file].clone()).unwrap();
+            let mut read = Vec::new();
+            while run.advance().unwrap() {
+                assert_eq!(run.stamp, stamp(run.line()));
+                read.push(decode_event(run.record()).unwrap().to_event());
+            }
+            assert!(read == written[file], "file {file}");
+        }
     }
 
     #[test]

@@ -171,6 +171,9 @@ fn check_sources(q: &Query, files: &[crate::load::FileInfo]) -> Result<(), Error
     Ok(())
 }
 
+/// Bytes of JSON lines `raysift timeline` gathers before it writes them.
+const LINES_BYTES: usize = 1 << 16;
+
 /// How `raysift timeline` writes events.
 pub struct TimelineOutput<'a> {
     pub json: bool,
@@ -260,21 +263,36 @@ pub fn timeline(
         out,
         ..
     } = output;
-    spill.merge(&resolution, &ids, &mut |mut ev, _| {
+    // JSON lines gather here and go out in large writes.
+    let json_lines = crate::report::timeline::JsonLines::new(&timeline);
+    let mut lines: Vec<u8> = Vec::with_capacity(LINES_BYTES + (1 << 16));
+    spill.merge_refs(&resolution, &ids, &mut |ev, _| {
         if !source_ok.get(ev.file as usize).copied().unwrap_or(false)
-            || !query::in_range(&ev, lo, hi)
+            || !query::ts_in_range(ev.ts, lo, hi)
         {
             return Ok(());
         }
-        if let Some(r) = &mut redactor {
-            r.event_in_sequence(&mut ev);
+        match (&mut redactor, json) {
+            // The common case: written straight from the spill's record.
+            (None, true) => json_lines.push(&mut lines, &ev),
+            (redactor, json) => {
+                let mut ev = ev.to_event();
+                if let Some(r) = redactor {
+                    r.event_in_sequence(&mut ev);
+                }
+                if !json {
+                    return crate::report::timeline::write_text(out, &timeline, &[&ev], style);
+                }
+                json_lines.push(&mut lines, &ev.view());
+            }
         }
-        if json {
-            crate::report::timeline::write_json(out, &timeline, &[&ev])
-        } else {
-            crate::report::timeline::write_text(out, &timeline, &[&ev], style)
+        if lines.len() >= LINES_BYTES {
+            out.write_all(&lines)?;
+            lines.clear();
         }
+        Ok(())
     })?;
+    out.write_all(&lines)?;
     let mut diagnostics = timeline.diagnostics;
     if let Some(r) = &mut redactor {
         for d in &mut diagnostics {

@@ -1,66 +1,241 @@
 //! Rendering events of the timeline: aligned text for people (with the fields that explain
 //! each event, `crate::explain`), one JSON object per line for programs. The JSON keys are a contract (`ts`, `ts_quality`, `file`, `line`, `n_lines`,
 //! `source`, `level`, `component`, `message`, `fields`).
+//!
+//! The JSON is written by hand from a borrowed view of the event (`event::EventRef`), so the
+//! streamed timeline writes each event straight from the spill's record; it is byte for byte
+//! what serde_json wrote of the struct it replaced (`tests/timeline_json.rs`).
 
-use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use serde::Serialize;
-
-use crate::event::Event;
+use crate::event::{Event, EventRef, Fields, Rfc3339};
 use crate::report::style::Style;
 use crate::timeline::Timeline;
 
-/// One event as JSON.
-#[derive(Serialize)]
-pub struct EventJson<'a> {
-    pub ts: Option<String>,
-    pub ts_quality: &'static str,
-    pub file: &'a str,
-    pub line: u32,
-    pub n_lines: u32,
-    pub source: &'static str,
-    /// The level shown (`explain::shown_level`).
-    pub level: &'static str,
-    /// The level the writer gave the record, only when `level` differs from it (a traceback
-    /// folded into an INFO record is shown at `error`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub logged_level: Option<&'static str>,
-    pub component: &'a str,
-    pub message: &'a str,
-    pub fields: BTreeMap<&'a str, &'a str>,
-}
-
-impl<'a> EventJson<'a> {
-    pub fn new(tl: &'a Timeline, ev: &'a Event) -> EventJson<'a> {
-        let shown = crate::explain::shown_level(ev);
-        let mut fields = BTreeMap::new();
-        for (k, v) in &ev.fields {
-            fields.entry(k.as_str()).or_insert(v.as_str());
-        }
-        EventJson {
-            ts: ev.ts.map(|t| t.rfc3339()),
-            ts_quality: ev.ts.map_or("none", |t| t.quality.as_str()),
-            file: tl.file(ev.file).map_or("", |f| f.path.as_str()),
-            line: ev.line,
-            n_lines: ev.n_lines,
-            source: ev.kind.as_str(),
-            level: shown.as_str(),
-            logged_level: (shown != ev.level).then(|| ev.level.as_str()),
-            component: &ev.component,
-            message: &ev.message,
-            fields,
-        }
-    }
-}
-
 /// Writes one JSON object per event.
 pub fn write_json(w: &mut dyn Write, tl: &Timeline, events: &[&Event]) -> io::Result<()> {
+    let lines = JsonLines::new(tl);
+    let mut buf = Vec::new();
     for ev in events {
-        serde_json::to_writer(&mut *w, &EventJson::new(tl, ev))?;
-        w.write_all(b"\n")?;
+        lines.push(&mut buf, &ev.view());
     }
-    Ok(())
+    w.write_all(&buf)
+}
+
+/// Writes events of a timeline as JSON lines, byte for byte what serde_json wrote of the
+/// struct this replaces (`tests/timeline_json.rs` holds them equal on the corpus): the keys
+/// of the contract in its order, `logged_level` only when the level shown differs, the
+/// fields sorted by key with the first value of a repeated key. A timeline of millions of
+/// events spent more time building that struct (a `String` per time, a map per event) and
+/// serialising it than reading the bundle.
+pub struct JsonLines {
+    /// Each file's path as a JSON string, by file id: escaped once, not once per event.
+    files: Vec<Vec<u8>>,
+}
+
+impl JsonLines {
+    /// For events of `tl`'s files (as they are now: redacted, if they are to be).
+    pub fn new(tl: &Timeline) -> JsonLines {
+        let files = tl
+            .files
+            .iter()
+            .map(|f| {
+                let mut quoted = Vec::with_capacity(f.path.len() + 2);
+                json_str(&mut quoted, &f.path);
+                quoted
+            })
+            .collect();
+        JsonLines { files }
+    }
+
+    /// Appends the JSON line of one event to `out`, newline included.
+    pub fn push(&self, out: &mut Vec<u8>, ev: &EventRef<'_>) {
+        let shown = crate::explain::shown_level_of(ev.level, ev.message, ev.kind);
+        out.extend_from_slice(b"{\"ts\":");
+        match ev.ts {
+            Some(t) => {
+                out.push(b'"');
+                // Digits, `-`, `:`, `.`, `T` and `Z`: nothing to escape.
+                out.extend_from_slice(Rfc3339::of(t.micros).as_bytes());
+                out.push(b'"');
+            }
+            None => out.extend_from_slice(b"null"),
+        }
+        out.extend_from_slice(b",\"ts_quality\":");
+        json_plain(out, ev.ts.map_or("none", |t| t.quality.as_str()));
+        out.extend_from_slice(b",\"file\":");
+        match self.files.get(ev.file as usize) {
+            Some(quoted) => out.extend_from_slice(quoted),
+            None => out.extend_from_slice(b"\"\""),
+        }
+        out.extend_from_slice(b",\"line\":");
+        json_u32(out, ev.line);
+        out.extend_from_slice(b",\"n_lines\":");
+        json_u32(out, ev.n_lines);
+        out.extend_from_slice(b",\"source\":");
+        json_plain(out, ev.kind.as_str());
+        out.extend_from_slice(b",\"level\":");
+        json_plain(out, shown.as_str());
+        if shown != ev.level {
+            out.extend_from_slice(b",\"logged_level\":");
+            json_plain(out, ev.level.as_str());
+        }
+        out.extend_from_slice(b",\"component\":");
+        json_str(out, ev.component);
+        out.extend_from_slice(b",\"message\":");
+        json_str(out, ev.message);
+        out.extend_from_slice(b",\"fields\":");
+        json_fields(out, ev.fields);
+        out.extend_from_slice(b"}\n");
+    }
+}
+
+/// A JSON string of one of raysift's own names (a level, a source kind, a time's quality):
+/// lower-case letters and `_`, nothing to escape.
+fn json_plain(out: &mut Vec<u8>, name: &'static str) {
+    debug_assert!(name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'));
+    out.push(b'"');
+    out.extend_from_slice(name.as_bytes());
+    out.push(b'"');
+}
+
+/// Fields an event usually has at most: sorted on the stack, more in a `Vec`.
+const STACK_FIELDS: usize = 16;
+
+/// The fields as a JSON object: sorted by key, the first value of a repeated key kept (what
+/// a map filled with `or_insert` gave).
+fn json_fields(out: &mut Vec<u8>, fields: Fields<'_>) {
+    let mut stack = [("", ""); STACK_FIELDS];
+    let mut n = 0;
+    let mut more: Vec<(&str, &str)> = Vec::new();
+    for pair in fields {
+        match stack.get_mut(n) {
+            Some(slot) if more.is_empty() => {
+                *slot = pair;
+                n += 1;
+            }
+            _ => {
+                if more.is_empty() {
+                    more.extend_from_slice(&stack);
+                }
+                more.push(pair);
+            }
+        }
+    }
+    let pairs = if more.is_empty() {
+        stack.get_mut(..n).unwrap_or_default()
+    } else {
+        &mut more[..]
+    };
+    // Stable: of equal keys, the first in the event's order comes first.
+    pairs.sort_by(|a, b| a.0.cmp(b.0));
+    out.push(b'{');
+    let mut last: Option<&str> = None;
+    for &(k, v) in pairs.iter() {
+        if last == Some(k) {
+            continue;
+        }
+        if last.is_some() {
+            out.push(b',');
+        }
+        last = Some(k);
+        json_str(out, k);
+        out.push(b':');
+        json_str(out, v);
+    }
+    out.push(b'}');
+}
+
+/// What each byte is written as inside a JSON string, as serde_json escapes it: 0 for
+/// itself, else the letter after the backslash (`u` for `\u00XX`). Only `"`, `\` and the
+/// control characters below 0x20 are escaped; not `/`, DEL or anything beyond ASCII.
+const ESCAPE: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = b'u';
+        b += 1;
+    }
+    table[0x08] = b'b';
+    table[0x09] = b't';
+    table[0x0a] = b'n';
+    table[0x0c] = b'f';
+    table[0x0d] = b'r';
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table
+};
+
+/// A JSON string: `s` quoted, escaped as serde_json escapes it ([`ESCAPE`]).
+fn json_str(out: &mut Vec<u8>, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    // Bytes before `start` are written.
+    let mut start = 0;
+    while let Some(i) = next_escaped(bytes, start) {
+        let b = bytes.get(i).copied().unwrap_or(0);
+        let esc = ESCAPE[b as usize];
+        out.extend_from_slice(bytes.get(start..i).unwrap_or_default());
+        out.push(b'\\');
+        out.push(esc);
+        if esc == b'u' {
+            out.extend_from_slice(&[b'0', b'0', HEX[(b >> 4) as usize], HEX[(b & 0xf) as usize]]);
+        }
+        start = i + 1;
+    }
+    out.extend_from_slice(bytes.get(start..).unwrap_or_default());
+    out.push(b'"');
+}
+
+/// Where the first byte at or after `from` that needs escaping is: eight bytes at a time (a
+/// log's text seldom holds one), the last few one by one.
+fn next_escaped(bytes: &[u8], from: usize) -> Option<usize> {
+    let mut at = from;
+    loop {
+        let rest = bytes.get(at..)?;
+        let Some(word) = rest.first_chunk::<8>() else {
+            return rest
+                .iter()
+                .position(|&b| ESCAPE[b as usize] != 0)
+                .map(|i| at + i);
+        };
+        let marks = escaped_marks(u64::from_le_bytes(*word));
+        if marks != 0 {
+            return Some(at + (marks.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+}
+
+/// The high bit of each byte of `word` (little-endian) that is below 0x20, a `"` or a `\`,
+/// and maybe of bytes after such a byte, never before it: the zero-byte test of the
+/// bit-twiddling folklore, whose borrow only runs towards higher bytes. So the lowest mark
+/// is always a byte to escape, and a word without marks holds none.
+fn escaped_marks(word: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below = |x: u64, n: u64| x.wrapping_sub(ONES * n) & !x;
+    let control = below(word, 0x20);
+    let quote = below(word ^ (ONES * u64::from(b'"')), 1);
+    let backslash = below(word ^ (ONES * u64::from(b'\\')), 1);
+    (control | quote | backslash) & HIGH
+}
+
+/// A number as JSON writes it: its decimal digits.
+fn json_u32(out: &mut Vec<u8>, mut v: u32) {
+    let mut digits = [0u8; 10];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(digits.get(at..).unwrap_or_default());
 }
 
 /// Writes aligned text: time, file:line, source, level, component, message, then the fields
@@ -124,4 +299,121 @@ pub fn write_text(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::event::{Level, SourceKind, TsQuality};
+
+    fn by_serde(s: &str) -> String {
+        serde_json::to_string(s).unwrap()
+    }
+
+    fn by_hand(s: &str) -> String {
+        let mut out = Vec::new();
+        json_str(&mut out, s);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_character_to_escape_is_escaped_wherever_it_lies_in_a_word() {
+        let specials = ['"', '\\', '\n', '\u{0}', '\u{1f}', '\u{7f}', '/', 'é', '🦀'];
+        for len in 0..40 {
+            for at in 0..len {
+                for c in specials {
+                    let mut s: String = "abcdefgh".chars().cycle().take(len).collect();
+                    s.replace_range(at..at + 1, &c.to_string());
+                    assert_eq!(by_hand(&s), by_serde(&s), "{s:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn random_text_is_escaped_as_serde_escapes_it() {
+        let alphabet: Vec<char> = (0u8..0x80)
+            .map(char::from)
+            .chain(['é', '日', '🦀', '\u{2028}', '\u{80}', '\u{ffff}'])
+            .collect();
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..5_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = (x % 64) as usize;
+            // Mostly plain letters, like a log line, with a few of anything.
+            let s: String = (0..len)
+                .map(|i| {
+                    let r = x.rotate_left(i as u32 * 7);
+                    if r % 5 == 0 {
+                        alphabet[(r >> 8) as usize % alphabet.len()]
+                    } else {
+                        'a'
+                    }
+                })
+                .collect();
+            assert_eq!(by_hand(&s), by_serde(&s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn the_lowest_mark_of_a_word_is_its_first_byte_to_escape() {
+        for word in [
+            *b"abcdefgh",
+            *b"~!#$%&'(",
+            [0x20; 8],
+            [0x7f; 8],
+            [0xff; 8],
+            [0x80; 8],
+        ] {
+            assert_eq!(escaped_marks(u64::from_le_bytes(word)), 0, "{word:?}");
+        }
+        let escaped: Vec<u8> = (0u8..0x20).chain([b'"', b'\\']).collect();
+        for &b in &escaped {
+            for at in 0..8 {
+                // Whatever follows it, escaped or not.
+                for after in [b'a', 0x00, 0x1f, b'"', 0xff] {
+                    let mut word = [b'a'; 8];
+                    word[at] = b;
+                    for w in word.iter_mut().skip(at + 1) {
+                        *w = after;
+                    }
+                    let marks = escaped_marks(u64::from_le_bytes(word));
+                    assert_eq!(marks.trailing_zeros() / 8, at as u32, "{word:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn raysift_names_need_no_escaping() {
+        let levels = [
+            Level::Trace,
+            Level::Debug,
+            Level::Info,
+            Level::Warning,
+            Level::Error,
+            Level::Critical,
+        ];
+        let qualities = [
+            TsQuality::Exact,
+            TsQuality::InferredZone,
+            TsQuality::GivenZone,
+            TsQuality::AssumedUtc,
+            TsQuality::Approximate,
+        ];
+        let names = SourceKind::ALL
+            .iter()
+            .map(|k| k.as_str())
+            .chain(levels.iter().map(|l| l.as_str()))
+            .chain(qualities.iter().map(|q| q.as_str()))
+            .chain(["none"]);
+        for name in names {
+            let mut out = Vec::new();
+            json_plain(&mut out, name);
+            assert_eq!(String::from_utf8(out).unwrap(), by_serde(name));
+        }
+    }
 }
