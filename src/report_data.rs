@@ -134,7 +134,6 @@ pub struct Lanes {
     n_buckets: usize,
     window: Option<(Micros, Micros)>,
     lo: Micros,
-    hi: Micros,
     width: Micros,
     lanes: BTreeMap<SourceKind, Lane>,
     /// The first and last time counted.
@@ -153,7 +152,6 @@ impl Lanes {
             n_buckets,
             window,
             lo,
-            hi,
             width,
             lanes: BTreeMap::new(),
             seen: None,
@@ -486,8 +484,8 @@ impl<'a> Picture<'a> {
             lanes:
                 Lanes {
                     n_buckets,
+                    window,
                     lo,
-                    hi,
                     width,
                     lanes,
                     ..
@@ -586,7 +584,7 @@ impl<'a> Picture<'a> {
 
         TimelineData {
             start: format_rfc3339(lo),
-            end: format_rfc3339(hi),
+            end: format_rfc3339(window.map_or(0, |w| w.1)),
             bucket_ms: width as f64 / 1000.0,
             buckets: n_buckets,
             ticks,
