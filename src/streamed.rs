@@ -98,7 +98,7 @@ impl Outline {
 pub fn outline(path: &Path, load: &LoadConfig, time: &TimeConfig) -> Result<Outline, OpenError> {
     let mut tracker = Tracker::default();
     // Counts and times only: no record's text is built.
-    let streamed = stream_at(path, load, &|_, _| Detail::Light, &mut |batch: Batch| {
+    let streamed = stream_at(path, load, &|_, _| Detail::Light, &mut |batch: &Batch| {
         let file = tracker.file(batch.seq);
         for ev in &batch.events {
             file.observe(ev);
@@ -119,11 +119,11 @@ fn spilled(
 ) -> Result<(Outline, Spill), Error> {
     let mut tracker = Tracker::default();
     let mut failed: Option<io::Error> = None;
-    let streamed = stream_at(path, load, detail_of, &mut |batch: Batch| {
+    let streamed = stream_at(path, load, detail_of, &mut |batch: &Batch| {
         let file = tracker.file(batch.seq);
         for ev in &batch.events {
             let stamp = file.observe(ev);
-            if take(&batch, ev, &stamp) && failed.is_none() {
+            if take(batch, ev, &stamp) && failed.is_none() {
                 if let Err(e) = spill.push(batch.seq, ev, &stamp) {
                     failed = Some(e);
                 }

@@ -78,7 +78,7 @@ pub struct Streamed {
 pub fn stream(
     path: &Path,
     cfg: &LoadConfig,
-    sink: &mut (dyn FnMut(Batch) + Send),
+    sink: &mut (dyn FnMut(&Batch) + Send),
 ) -> Result<Streamed, OpenError> {
     stream_at(path, cfg, &|_, _| Detail::Full, sink)
 }
@@ -90,7 +90,7 @@ pub fn stream_at(
     path: &Path,
     cfg: &LoadConfig,
     detail_of: &DetailOf<'_>,
-    sink: &mut (dyn FnMut(Batch) + Send),
+    sink: &mut (dyn FnMut(&Batch) + Send),
 ) -> Result<Streamed, OpenError> {
     let buffers = Arc::new(Buffers::default());
     let deliver = Mutex::new(Delivery {
@@ -119,9 +119,12 @@ pub fn stream_at(
         },
         &|unit| {
             let done = unit.run(detail_of);
-            if let Ok(mut d) = deliver.lock() {
-                d.take(done);
-            }
+            let spent = match deliver.lock() {
+                Ok(mut d) => d.take(done),
+                Err(_) => Vec::new(),
+            };
+            // Freed once the lock is let go: a unit's events are many small allocations.
+            drop(spent);
         },
     )?;
     // A file whose last piece never came (the walk stopped inside it) ends with its carry.
@@ -129,9 +132,11 @@ pub fn stream_at(
         let unit = open.finish();
         if let Some(unit) = unit {
             let done = unit.run(detail_of);
-            if let Ok(mut d) = deliver.lock() {
-                d.take(done);
-            }
+            let spent = match deliver.lock() {
+                Ok(mut d) => d.take(done),
+                Err(_) => Vec::new(),
+            };
+            drop(spent);
         }
     }
     let delivery = deliver.into_inner().map_err(|_| OpenError {
@@ -594,28 +599,34 @@ pub(super) fn starts_fresh(kind: SourceKind, line: &[u8]) -> bool {
 /// The delivery side: units wait here until those before them in their file are done.
 struct Delivery<'s> {
     files: Vec<FileState>,
-    sink: &'s mut (dyn FnMut(Batch) + Send),
+    sink: &'s mut (dyn FnMut(&Batch) + Send),
 }
 
 impl Delivery<'_> {
-    fn take(&mut self, done: UnitDone) {
+    /// Takes a parsed unit and hands over every unit of its file now in order. Returns the
+    /// events handed over, for the caller to free once it has let the delivery go.
+    fn take(&mut self, done: UnitDone) -> Vec<Vec<Event>> {
+        let mut spent = Vec::new();
         let seq = done.seq as usize;
         let Some(file) = self.files.get_mut(seq) else {
-            return;
+            return spent;
         };
         file.pending.insert(done.index, done);
         while let Some(unit) = file.pending.remove(&file.next) {
             file.next = file.next.saturating_add(1);
             let last = unit.last;
             let events = file.mend(unit);
-            (self.sink)(Batch {
+            let batch = Batch {
                 seq: seq as u32,
                 path: &file.path,
                 kind: file.kind,
                 events,
                 last,
-            });
+            };
+            (self.sink)(&batch);
+            spent.push(batch.events);
         }
+        spent
     }
 }
 
