@@ -238,6 +238,12 @@ impl fmt::Display for SourceKind {
     }
 }
 
+/// The text of a field's key or value: kept inline up to 24 bytes (keys, statuses, numbers,
+/// short names), so that the fields of a typical record cost no allocation of their own. A
+/// full parse builds millions of them; a `String` each made allocation the largest cost of
+/// reading a bundle whole.
+pub type Text = compact_str::CompactString;
+
 /// Index of a file in the bundle's inventory.
 pub type FileId = u32;
 
@@ -261,7 +267,7 @@ pub struct Event {
     /// The message; continuation lines are joined with `\n`.
     pub message: String,
     /// Structured key/values (JSON operator fields, describe paths, event columns, …).
-    pub fields: Vec<(String, String)>,
+    pub fields: Vec<(Text, Text)>,
     /// When the event stands for later records of its file that repeat it (a dense
     /// incident logging one error on every reconcile): how many, and when the last was.
     pub repeat: Option<Box<Repeat>>,
@@ -445,7 +451,7 @@ pub struct EventRef<'a> {
 #[derive(Clone, Copy, Debug)]
 pub enum Fields<'a> {
     /// The fields of an event in memory.
-    Pairs(&'a [(String, String)]),
+    Pairs(&'a [(Text, Text)]),
     /// Pairs packed as `lens` (for each pair, the byte lengths of its key and its value as
     /// little-endian `u32`s) and `text` (every key and value, one after the other). A
     /// length that does not fit the text ends the iteration.
@@ -515,7 +521,7 @@ impl EventRef<'_> {
             message: self.message.to_string(),
             fields: self
                 .fields
-                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .map(|(k, v)| (Text::from(k), Text::from(v)))
                 .collect(),
             repeat: None,
             light: self.light,

@@ -141,7 +141,7 @@ mod tests {
         let mut e = Event::new(1, message.to_string());
         e.fields = fields
             .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .map(|(k, v)| ((*k).into(), (*v).into()))
             .collect();
         e
     }

@@ -637,7 +637,7 @@ mod tests {
         e.component = component.to_string();
         e.fields = fields
             .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .map(|(k, v)| ((*k).into(), (*v).into()))
             .collect();
         e
     }

@@ -277,10 +277,13 @@ impl Redactor {
                 let key_is_secret = KEY_VALUE_NAME.is_match(k);
                 if key_is_secret || (k == "value" && (secret || secret_path)) {
                     if !v.is_empty() {
-                        *v = MASK.to_string();
+                        *v = MASK.into();
                     }
                 } else {
-                    self.in_place(v);
+                    let out = self.text(v);
+                    if out != *v {
+                        *v = out.into();
+                    }
                 }
             }
         }

@@ -23,7 +23,7 @@ use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use crate::event::{Event, EventRef, Fields, FileId, Level, Micros, RawTime, SourceKind};
+use crate::event::{Event, EventRef, Fields, FileId, Level, Micros, RawTime, SourceKind, Text};
 use crate::resolve::{Anchor, Carry, Own, Resolution, Stamp};
 
 /// A temporary folder, removed with everything in it when dropped.
@@ -571,7 +571,7 @@ fn encode_event(buf: &mut Vec<u8>, ev: &Event, with_fields: bool) {
             buf.extend_from_slice(&secs.to_le_bytes());
         }
     }
-    let fields: &[(String, String)] = if with_fields { fields } else { &[] };
+    let fields: &[(Text, Text)] = if with_fields { fields } else { &[] };
     let len = |s: &str| (s.len() as u32).to_le_bytes();
     buf.extend_from_slice(&len(component));
     buf.extend_from_slice(&len(message));
@@ -850,7 +850,7 @@ mod tests {
                     k => (k * 13 % 300) as usize,
                 };
                 let mut ev = Event::new(n, "é".repeat(size / 2));
-                ev.fields.push(("n".into(), n.to_string()));
+                ev.fields.push(("n".into(), n.to_string().into()));
                 pair.push(&ev, &stamp(n)).unwrap();
                 written[file].push(ev);
                 n += 1;

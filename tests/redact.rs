@@ -85,7 +85,10 @@ fn planted() -> Planted {
             e.kind = *kind;
             e.level = Level::Error;
             e.component = "worker admin@corp-mail.example".to_string();
-            e.fields = fields;
+            e.fields = fields
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect();
             if timed {
                 n += 1;
                 e.ts = Some(Timestamp {

@@ -39,7 +39,7 @@ fn streamed(
         }
         assert!(!last_seen[seq], "{}: a batch after the last", batch.path);
         last_seen[seq] = batch.last;
-        by_seq[seq].extend(batch.events);
+        by_seq[seq].extend(batch.events.iter().cloned());
     })
     .unwrap();
     assert!(

@@ -114,18 +114,18 @@ fn tricky_strings_are_escaped_as_serde_escapes_them() {
     for s in &strings {
         let mut ev = Event::new(7, s.clone());
         ev.component = s.clone();
-        ev.fields = vec![(s.clone(), s.clone()), ("k".into(), s.clone())];
+        ev.fields = vec![(s.into(), s.into()), ("k".into(), s.into())];
         assert_eq!(by_hand(&tl, &ev), by_serde(&tl, &ev), "{s:?}");
     }
     // All of them as fields of one event: more than fit on the stack, keys repeated (the first
     // value stays), the empty key among them.
     let mut ev = Event::new(1, "many fields");
     for (i, s) in strings.iter().enumerate() {
-        ev.fields.push((s.clone(), format!("first {i}")));
-        ev.fields.push((format!("k{}", i % 7), s.clone()));
+        ev.fields.push((s.into(), format!("first {i}").into()));
+        ev.fields.push((format!("k{}", i % 7).into(), s.into()));
     }
     for (i, s) in strings.iter().enumerate().rev() {
-        ev.fields.push((s.clone(), format!("later {i}")));
+        ev.fields.push((s.into(), format!("later {i}").into()));
     }
     assert_eq!(by_hand(&tl, &ev), by_serde(&tl, &ev));
 }
@@ -139,7 +139,7 @@ fn repeated_keys_keep_their_first_value() {
             // Unsorted, with prefixes of one another and repeats on both sides of the
             // sixteenth field.
             let key = ["b", "a", "ab", "a.b", "é", "B", "", "b"][i % 8];
-            ev.fields.push((key.to_string(), format!("v{i}")));
+            ev.fields.push((key.into(), format!("v{i}").into()));
         }
         let got = by_hand(&tl, &ev);
         assert_eq!(got, by_serde(&tl, &ev), "{n} fields");

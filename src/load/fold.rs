@@ -223,12 +223,14 @@ fn materialize(exemplars: &HashMap<u64, Exemplar>, item: Item) -> Option<Event> 
                 else {
                     continue;
                 };
-                for text in std::iter::once(&mut e.message)
-                    .chain(std::iter::once(&mut e.component))
-                    .chain(e.fields.iter_mut().map(|(_, v)| v))
-                {
+                for text in [&mut e.message, &mut e.component] {
                     if text.contains(old) {
                         *text = text.replace(old, new);
+                    }
+                }
+                for (_, text) in &mut e.fields {
+                    if text.contains(old) {
+                        *text = text.replace(old, new).into();
                     }
                 }
             }

@@ -696,7 +696,7 @@ impl FileState {
             }
             if before_marker {
                 if let Some(actor) = &self.actor {
-                    ev.fields.push(("actor_name".into(), actor.clone()));
+                    ev.fields.push(("actor_name".into(), actor.as_str().into()));
                 }
                 before_marker = !is_actor_marker(ev);
             }

@@ -920,7 +920,7 @@ mod tests {
 
     fn operator_error(message: &str, error: &str) -> Event {
         let mut e = log(SourceKind::Operator, Level::Error, message);
-        e.fields = vec![("error".to_string(), error.to_string())];
+        e.fields = vec![("error".into(), error.into())];
         e
     }
 

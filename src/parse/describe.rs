@@ -19,7 +19,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use crate::event::{format_rfc3339, Event};
+use crate::event::{format_rfc3339, Event, Text};
 use crate::parse::lines::{cap_message, decode, split_lines};
 use crate::parse::primitives::rfc1123z;
 use crate::parse::row_fold::{merge_record, RowFolder};
@@ -175,7 +175,7 @@ enum Seg {
 #[derive(Clone, Debug)]
 enum Shape {
     Fact,
-    Row(Vec<(String, String)>),
+    Row(Vec<(Text, Text)>),
     Record(Box<EventRecord>),
     Raw,
 }
@@ -563,7 +563,7 @@ impl Object {
             .names
             .iter()
             .zip(&cells)
-            .map(|(n, c)| (format!("col.{}", norm_key(n)), c.to_string()))
+            .map(|(n, c)| (Text::from(format!("col.{}", norm_key(n))), Text::from(*c)))
             .collect();
         self.push(
             no,
@@ -688,7 +688,7 @@ impl Object {
         let folded: Vec<(usize, u64)> = self.folder.folded().collect();
         for (at, n) in folded {
             if let Some(Shape::Record(rec)) = self.entries.get_mut(at).map(|e| &mut e.shape) {
-                rec.extra.push(("folded_rows".to_string(), n.to_string()));
+                rec.extra.push(("folded_rows".into(), n.to_string().into()));
             }
         }
         let kind = self.kind_name();
@@ -742,7 +742,7 @@ impl Object {
                         object.as_deref(),
                     );
                     if let Some(time) = time {
-                        ev.fields.push(("time_utc".to_string(), time));
+                        ev.fields.push(("time_utc".into(), time.into()));
                     }
                     if let Shape::Row(cols) = shape {
                         ev.fields.extend(cols);

@@ -159,8 +159,7 @@ pub fn headerless_row(line: &str) -> Option<EventRecord> {
             ..EventRecord::default()
         }
     };
-    rec.extra
-        .push(("row".to_string(), line.trim_end().to_string()));
+    rec.extra.push(("row".into(), line.trim_end().into()));
     Some(rec)
 }
 
@@ -262,7 +261,7 @@ pub fn row(cols: &Columns, line: &str) -> EventRecord {
     let source = cell("SOURCE");
     if !source.is_empty() {
         rec.component = source.split(", ").next().unwrap_or(source).to_string();
-        rec.extra.push(("source".to_string(), source.to_string()));
+        rec.extra.push(("source".into(), source.into()));
     }
     let object = cell("OBJECT");
     let kind = cell("KIND");
@@ -274,7 +273,7 @@ pub fn row(cols: &Columns, line: &str) -> EventRecord {
         }
         let name = cell("NAME");
         if !name.is_empty() {
-            rec.extra.push(("event_name".to_string(), name.to_string()));
+            rec.extra.push(("event_name".into(), name.into()));
         }
     } else if !kind.is_empty() {
         // The old printer's NAME is the involved object's name.

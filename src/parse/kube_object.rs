@@ -270,10 +270,10 @@ fn record(values: &HashMap<&str, &str>) -> EventRecord {
     rec.count = (!count.is_empty()).then_some(count);
     if let Some(first) = time_of("firsttimestamp").or(time_of("deprecatedfirsttimestamp")) {
         rec.extra
-            .push(("first_seen_utc".to_string(), format_rfc3339(first)));
+            .push(("first_seen_utc".into(), format_rfc3339(first).into()));
     }
     rec.extra
-        .push(("event_name".to_string(), get(&["metadata.name"])));
+        .push(("event_name".into(), get(&["metadata.name"]).into()));
     rec
 }
 

@@ -11,7 +11,7 @@
 //! a raw, unparsed event; blank lines fold into the previous event. This module does not read
 //! events tables (`kube_events` does) nor `-o yaml|json` output (`kube_object` does).
 
-use crate::event::{Event, Level, RawTime};
+use crate::event::{Event, Level, RawTime, Text};
 use crate::parse::lines::{cap_message, decode, split_lines};
 use crate::parse::primitives::human_duration;
 use crate::parse::tree::{norm_key, Columns};
@@ -182,7 +182,7 @@ impl Table {
                 "deploymentstatus" => "deployment_status".to_string(),
                 _ => format!("col.{key}"),
             };
-            row.extra.push((key, value.to_string()));
+            row.extra.push((key.into(), (*value).into()));
         }
         Some(row)
     }
@@ -200,7 +200,7 @@ struct Row {
     age: String,
     ip: String,
     node: String,
-    extra: Vec<(String, String)>,
+    extra: Vec<(Text, Text)>,
 }
 
 impl Row {
@@ -220,12 +220,12 @@ impl Row {
         };
         let (restarts, restarts_last) = restarts_cell(&self.restarts);
         let fields = &mut ev.fields;
-        fields.push(("object".to_string(), object));
-        fields.push(("path".to_string(), STATUS_PATH.to_string()));
-        fields.push(("value".to_string(), self.value));
+        fields.push(("object".into(), object.into()));
+        fields.push(("path".into(), STATUS_PATH.into()));
+        fields.push(("value".into(), self.value.into()));
         let mut push = |k: &str, v: &str| {
             if !v.is_empty() && v != "<none>" {
-                fields.push((k.to_string(), v.to_string()));
+                fields.push(((*k).into(), (*v).into()));
             }
         };
         push("ready", &self.ready);

@@ -268,6 +268,16 @@ impl BadTimes {
 }
 
 /// Cuts a message longer than [`MAX_MESSAGE_BYTES`] at a character boundary, with a marker.
+/// [`cap_message`] for a field's value.
+pub fn cap_field(value: &mut crate::event::Text) {
+    if value.len() <= MAX_MESSAGE_BYTES {
+        return;
+    }
+    let mut long = std::mem::take(value).into_string();
+    cap_message(&mut long);
+    *value = long.into();
+}
+
 pub fn cap_message(message: &mut String) {
     if message.len() <= MAX_MESSAGE_BYTES {
         return;

@@ -23,9 +23,9 @@ use std::fmt;
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::diag::Diagnostic;
-use crate::event::{Event, Level, Micros, RawTime, MICROS_PER_SEC};
+use crate::event::{Event, Level, Micros, RawTime, Text, MICROS_PER_SEC};
 use crate::parse::generic::guess_level;
-use crate::parse::lines::{cap_message, parse_records, Continuation};
+use crate::parse::lines::{cap_field, parse_records, Continuation};
 use crate::parse::primitives::{date_time, find_date_time, instant, klog_header};
 use crate::parse::{Detail, ParseOutput};
 
@@ -128,7 +128,7 @@ struct ZapRecord {
     ts: Option<String>,
     logger: Option<String>,
     msg: Option<String>,
-    fields: Vec<(String, String)>,
+    fields: Vec<(Text, Text)>,
     /// Text after the object (a lost newline glued two records together).
     trailing: Option<String>,
 }
@@ -155,21 +155,21 @@ impl ZapRecord {
         if let Some(level) = level {
             match zap_level(&level) {
                 Some(parsed) => ev.level = parsed,
-                None => fields.push(("level".to_string(), level)),
+                None => fields.push(("level".into(), level.into())),
             }
         }
         if let Some(ts) = ts {
             match stamp(&ts) {
                 Some(time) => ev.raw_time = Some(time),
-                None => fields.push(("ts".to_string(), ts)),
+                None => fields.push(("ts".into(), ts.into())),
             }
         }
         ev.component = logger.unwrap_or_default();
         if let Some(trailing) = trailing {
-            fields.push(("trailing".to_string(), trailing));
+            fields.push(("trailing".into(), trailing.into()));
         }
         for (_, value) in &mut fields {
-            cap_message(value);
+            cap_field(value);
         }
         ev.fields = fields;
         ev
@@ -239,7 +239,7 @@ impl<'de> Visitor<'de> for TopLevel<'_> {
             let scalar =
                 rec.fields.len() == before + 1 && rec.fields.last().is_some_and(|(k, _)| k == name);
             if scalar && slot.is_none() {
-                *slot = rec.fields.pop().map(|(_, v)| v);
+                *slot = rec.fields.pop().map(|(_, v)| v.into_string());
             }
         }
         Ok(())
@@ -251,12 +251,12 @@ impl<'de> Visitor<'de> for TopLevel<'_> {
 /// `serde_json::Value` is built for the common case, and key order is kept.
 struct Flatten<'a> {
     key: String,
-    out: &'a mut Vec<(String, String)>,
+    out: &'a mut Vec<(Text, Text)>,
 }
 
 impl Flatten<'_> {
     fn push(self, value: String) {
-        self.out.push((self.key, value));
+        self.out.push((self.key.into(), value.into()));
     }
 }
 
@@ -331,7 +331,7 @@ impl<'de> Visitor<'de> for Flatten<'_> {
         }
         // An empty object still says something (`"labels":{}`); keep it visible.
         if empty && !prefix.is_empty() {
-            out.push((prefix, "{}".to_string()));
+            out.push((prefix.into(), "{}".into()));
         }
         Ok(())
     }
@@ -487,13 +487,13 @@ fn spaced(body: &str, lenient: bool) -> Option<Event> {
     Some(zap_event(level, component, message, fields))
 }
 
-fn zap_event(level: Level, component: &str, message: &str, fields: Vec<(String, String)>) -> Event {
+fn zap_event(level: Level, component: &str, message: &str, fields: Vec<(Text, Text)>) -> Event {
     let mut ev = Event::new(0, message.to_string());
     ev.level = level;
     ev.component = component.to_string();
     ev.fields = fields;
     for (_, value) in &mut ev.fields {
-        cap_message(value);
+        cap_field(value);
     }
     ev
 }
@@ -506,7 +506,7 @@ fn stamped_text(body: &str) -> Event {
 }
 
 /// Flattens `text` into `fields` if it is exactly one JSON object.
-fn flatten_object(text: &str, fields: &mut Vec<(String, String)>) -> bool {
+fn flatten_object(text: &str, fields: &mut Vec<(Text, Text)>) -> bool {
     let mut de = serde_json::Deserializer::from_str(text);
     let before = fields.len();
     let ok = Flatten {
@@ -524,7 +524,7 @@ fn flatten_object(text: &str, fields: &mut Vec<(String, String)>) -> bool {
 
 /// Finds a fields object that ends the line (after a space) and flattens it; returns the
 /// text before it.
-fn trailing_object<'a>(text: &'a str, fields: &mut Vec<(String, String)>) -> Option<&'a str> {
+fn trailing_object<'a>(text: &'a str, fields: &mut Vec<(Text, Text)>) -> Option<&'a str> {
     if !text.ends_with('}') {
         return None;
     }
@@ -648,8 +648,8 @@ fn klog(line: &str) -> Option<Event> {
             .or_else(|| a.strip_suffix(']').map(|s| (s, "")))
     }) {
         Some((source, msg)) if n_digits > 0 && !source.contains(' ') => {
-            fields.push(("source".to_string(), source.to_string()));
-            fields.push(("thread".to_string(), thread.to_string()));
+            fields.push(("source".into(), source.into()));
+            fields.push(("thread".into(), thread.into()));
             msg
         }
         _ => body,
@@ -705,7 +705,7 @@ fn prefixed(line: &str) -> Option<Event> {
             None
         };
         if let Some(ev) = ev.as_mut() {
-            ev.fields.push(("prefix".to_string(), prefix.to_string()));
+            ev.fields.push(("prefix".into(), prefix.into()));
         }
         if ev.is_some() {
             return ev;

@@ -11,7 +11,7 @@
 //! It must not resolve zones or years: Ray's stamps stay `RawTime::Naive`, glog's
 //! `RawTime::NoYear`.
 
-use crate::event::{Event, Level, Micros, RawTime, MICROS_PER_SEC};
+use crate::event::{Event, Level, Micros, RawTime, Text, MICROS_PER_SEC};
 use crate::parse::lines::{parse_records, Continuation};
 use crate::parse::primitives::{date_time, klog_header};
 use crate::parse::ray_python::{file_line, json_record, split_word};
@@ -93,7 +93,7 @@ fn text_head(line: &str, detail: &Detail) -> Option<Event> {
 
 /// `WithField` context is appended as ` key=value`. Only trailing `*_id=` pairs are taken:
 /// they are unambiguous, and the message itself is left whole for the rules.
-fn context_fields(msg: &str, fields: &mut Vec<(String, String)>) {
+fn context_fields(msg: &str, fields: &mut Vec<(Text, Text)>) {
     let Some((_, last)) = msg.rsplit_once(' ') else {
         return;
     };
@@ -121,7 +121,7 @@ fn context_fields(msg: &str, fields: &mut Vec<(String, String)>) {
 fn json_head(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
     let mut ev = json_record(line, samples)?;
     if let Some(idx) = ev.fields.iter().position(|(k, _)| k == "component") {
-        ev.component = ev.fields.remove(idx).1;
+        ev.component = ev.fields.remove(idx).1.into_string();
     }
     Some(ev)
 }

@@ -13,7 +13,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::event::{Event, Level, Micros, RawTime};
+use crate::event::{Event, Level, Micros, RawTime, Text};
 use crate::parse::lines::{parse_records, Continuation};
 use crate::parse::primitives::{access_log_stamp, ray_asctime};
 use crate::parse::{Detail, ParseOutput};
@@ -155,7 +155,7 @@ fn message_with_context(
     while let Some((before, token)) = msg.get(..cut).and_then(|m| m.rsplit_once(' ')) {
         match token.split_once('=') {
             Some((key, value)) if is_snake(key) => {
-                pairs.push((key.to_string(), value.to_string()));
+                pairs.push((Text::from(key), Text::from(value)));
                 cut = before.len();
             }
             _ => break,
@@ -189,7 +189,7 @@ fn set_utc_from_ns(ev: &mut Event, ns: i64, local: Option<Micros>, samples: &mut
 fn access_fields(
     msg: &str,
     local: Micros,
-    fields: &mut Vec<(String, String)>,
+    fields: &mut Vec<(Text, Text)>,
     samples: &mut Vec<Micros>,
 ) {
     let Some((client, rest, sample)) = access_stamp(msg, local) else {
@@ -289,7 +289,7 @@ pub(crate) fn json_record(line: &str, samples: &mut Vec<Micros>) -> Option<Event
             }
             "message" => ev.message = scalar(value),
             "exc_text" => exc_text = Some(scalar(value)),
-            "filename" => ev.fields.push(("file".into(), scalar(value))),
+            "filename" => ev.fields.push(("file".into(), scalar(value).into())),
             _ => {
                 if key == "timestamp_ns" {
                     ns = value.as_i64();
@@ -342,7 +342,7 @@ fn lenient_json_record(line: &str) -> Option<Event> {
                 ev.raw_time = ray_asctime(value).ok().map(|r| RawTime::Naive(r.1));
             }
             "filename" => ev.fields.push(("file".into(), value.into())),
-            _ => ev.fields.push((snake(key), value.into())),
+            _ => ev.fields.push((snake(key).into(), value.into())),
         }
         rest = after;
     }
@@ -360,14 +360,14 @@ fn scalar(value: Value) -> String {
 
 /// Nested objects become dotted keys; arrays stay compact JSON. Depth is bounded so that a
 /// pathological document cannot recurse without end.
-fn flatten(key: String, value: Value, fields: &mut Vec<(String, String)>, depth: u8) {
+fn flatten(key: String, value: Value, fields: &mut Vec<(Text, Text)>, depth: u8) {
     match value {
         Value::Object(map) if depth < 4 => {
             for (k, v) in map {
                 flatten(format!("{key}.{}", snake(&k)), v, fields, depth + 1);
             }
         }
-        other => fields.push((key, scalar(other))),
+        other => fields.push((key.into(), scalar(other).into())),
     }
 }
 

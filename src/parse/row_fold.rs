@@ -147,8 +147,8 @@ pub fn merge_event(a: &mut Event, b: &Event) {
 /// Sets a field, adding it when absent.
 pub fn set_field(ev: &mut Event, key: &str, value: String) {
     match ev.fields.iter_mut().find(|(k, _)| k == key) {
-        Some((_, v)) => *v = value,
-        None => ev.fields.push((key.to_string(), value)),
+        Some((_, v)) => *v = value.into(),
+        None => ev.fields.push((key.into(), value.into())),
     }
 }
 

@@ -10,7 +10,7 @@
 //!
 //! It must not resolve zones: asctime stays `RawTime::Naive`; `timestamp_ns` is UTC.
 
-use crate::event::{Event, Level, Micros, RawTime};
+use crate::event::{Event, Level, Micros, RawTime, Text};
 use crate::parse::lines::{parse_records, Continuation};
 use crate::parse::primitives::date_time;
 use crate::parse::ray_python::{file_line, json_record, split_word};
@@ -132,7 +132,7 @@ fn json_head(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
     ev.component = component;
     if ev.field("component_id").is_none() {
         if let Some(replica) = ev.field("replica").map(str::to_string) {
-            ev.fields.push(("component_id".into(), replica));
+            ev.fields.push(("component_id".into(), replica.into()));
         }
     }
     let (loc, after) = split_word(&ev.message);
@@ -156,7 +156,7 @@ fn json_head(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
 /// Access-log messages, every generation: `[<client ip:port> ]<METHOD> [<route>] <status>
 /// <latency>ms`, where status is an HTTP code or `OK`/`ERROR`/`CANCELLED` for handle calls
 /// (`__CALL__ OK 2.8ms`, `CALL f OK 1.3ms`, `HANDLE __call__ OK 0.3ms`).
-fn access_fields(msg: &str, fields: &mut Vec<(String, String)>) {
+fn access_fields(msg: &str, fields: &mut Vec<(Text, Text)>) {
     if !msg.ends_with("ms") {
         return;
     }

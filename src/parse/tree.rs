@@ -10,7 +10,7 @@
 //! It does not walk any document: the structure of describe, YAML and JSON belongs to their
 //! own modules.
 
-use crate::event::{Event, Level, RawTime, SourceKind};
+use crate::event::{Event, Level, RawTime, SourceKind, Text};
 use crate::parse::lines::cap_message;
 use crate::parse::primitives::human_duration;
 
@@ -63,13 +63,13 @@ pub fn fact(
     cap_message(&mut message);
     let mut ev = Event::new(line, message);
     ev.n_lines = n_lines;
-    ev.fields.push(("path".to_string(), path.to_string()));
+    ev.fields.push(("path".into(), path.into()));
     if let Some(mut value) = value {
         cap_message(&mut value);
-        ev.fields.push(("value".to_string(), value));
+        ev.fields.push(("value".into(), value.into()));
     }
     if let Some(object) = object {
-        ev.fields.push(("object".to_string(), object.to_string()));
+        ev.fields.push(("object".into(), object.into()));
     }
     ev
 }
@@ -99,7 +99,7 @@ pub struct EventRecord {
     /// ≥ 1.35 message prefix).
     pub field_path: String,
     /// Source-specific extras (`source`, `event_name`, `first_seen_utc` …).
-    pub extra: Vec<(String, String)>,
+    pub extra: Vec<(Text, Text)>,
 }
 
 impl EventRecord {
@@ -126,7 +126,7 @@ impl EventRecord {
             ..EventRecord::default()
         };
         if from.contains(", ") {
-            rec.extra.push(("source".to_string(), from.to_string()));
+            rec.extra.push(("source".into(), from.into()));
         }
         rec
     }
@@ -156,7 +156,7 @@ impl EventRecord {
         let fields = &mut ev.fields;
         let mut push = |k: &str, v: String| {
             if !v.is_empty() {
-                fields.push((k.to_string(), v));
+                fields.push((k.into(), v.into()));
             }
         };
         push("type", self.event_type);
@@ -175,7 +175,7 @@ impl EventRecord {
         );
         push("field_path", field_path);
         for (k, v) in self.extra {
-            push(&k, v);
+            push(&k, v.into_string());
         }
         ev
     }

@@ -16,7 +16,7 @@
 
 use std::borrow::Cow;
 
-use crate::event::{Event, Level, Micros, RawTime};
+use crate::event::{Event, Level, Micros, RawTime, Text};
 use crate::parse::lines::MAX_RECORD_LINES;
 use crate::parse::lines::{cap_message, decode, split_lines, strip_envelope, MAX_MESSAGE_BYTES};
 use crate::parse::{generic, ray_cpp, ray_python, serve, ParseOutput};
@@ -53,7 +53,7 @@ pub fn parse(input: &[u8], out: &mut ParseOutput) {
             _ => {}
         }
         if let Some(actor) = &reader.actor_name {
-            ev.fields.push(("actor_name".into(), actor.clone()));
+            ev.fields.push(("actor_name".into(), actor.as_str().into()));
         }
         if let Some(actor) = reader.pending_actor.take() {
             reader.actor_name = Some(actor);
@@ -282,10 +282,10 @@ struct Prefix<'a> {
 }
 
 impl Prefix<'_> {
-    fn into_fields(self) -> Vec<(String, String)> {
+    fn into_fields(self) -> Vec<(Text, Text)> {
         [("actor", self.actor), ("pid", self.pid), ("ip", self.ip)]
             .into_iter()
-            .filter_map(|(key, value)| Some((key.to_string(), value?.to_string())))
+            .filter_map(|(key, value)| Some((Text::from(key), Text::from(value?))))
             .collect()
     }
 }

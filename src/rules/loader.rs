@@ -610,7 +610,11 @@ fn check_samples_of(
             let mut ev = Event::new(1, sample.text.clone());
             ev.kind = sample.source;
             ev.level = level;
-            ev.fields = sample.fields.clone();
+            ev.fields = sample
+                .fields
+                .iter()
+                .map(|(k, v)| (k.as_str().into(), v.as_str().into()))
+                .collect();
             if signal_matches(signal, &ev).is_some() != sample.matches {
                 let want = if sample.matches { "match" } else { "not match" };
                 p.add(
