@@ -92,13 +92,17 @@ fn widen(range: &mut Option<(Micros, Micros)>, t: Micros) {
 impl FileTimes {
     /// Takes the next event of the file; returns how its times resolve.
     pub fn observe(&mut self, ev: &Event) -> Stamp {
-        if self.recorded.is_none() {
-            if let Some((path, t)) = recorded_time(ev) {
-                self.recorded = Some((path.to_string(), t));
+        // Facts are read from a `path` field: most events have none, and this runs once per
+        // event of the bundle, one batch at a time.
+        if ev.field("path").is_some() {
+            if self.recorded.is_none() {
+                if let Some((path, t)) = recorded_time(ev) {
+                    self.recorded = Some((path.to_string(), t));
+                }
             }
-        }
-        if let Some((path, value)) = collected_fact(ev) {
-            self.collected.push((path.to_string(), value.to_string()));
+            if let Some((path, value)) = collected_fact(ev) {
+                self.collected.push((path.to_string(), value.to_string()));
+            }
         }
         let own = match ev.raw_time {
             None => Own::None,

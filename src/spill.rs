@@ -23,7 +23,9 @@ use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use crate::event::{Event, EventRef, Fields, FileId, Level, Micros, RawTime, SourceKind, Text};
+use crate::event::{
+    Event, EventRef, Fields, FileId, Level, Micros, RawTime, SourceKind, Text, Timestamp,
+};
 use crate::resolve::{Anchor, Carry, Own, Resolution, Stamp};
 
 /// A temporary folder, removed with everything in it when dropped.
@@ -77,10 +79,21 @@ struct Block {
 /// Bytes of records a pair gathers before it writes them to its events file.
 const PENDING_BYTES: usize = 1 << 20;
 
+/// What a spill's records hold of each event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Form {
+    /// The whole event ([`encode_event`]).
+    Whole,
+    /// The event but its structured fields.
+    WithoutFields,
+    /// Its line and its count of lines, then the text a render wrote of it
+    /// ([`crate::load::Render`]): read back by [`Spill::merge_rendered`].
+    Rendered,
+}
+
 /// A pair of spill files being written.
 struct Pair {
-    /// Whether events are written with their fields.
-    fields: bool,
+    form: Form,
     events_path: PathBuf,
     stamps_path: PathBuf,
     events: File,
@@ -94,11 +107,11 @@ struct Pair {
 }
 
 impl Pair {
-    fn create(dir: &Path, name: &str, fields: bool) -> io::Result<Pair> {
+    fn create(dir: &Path, name: &str, form: Form) -> io::Result<Pair> {
         let events_path = dir.join(format!("{name}.events"));
         let stamps_path = dir.join(format!("{name}.stamps"));
         Ok(Pair {
-            fields,
+            form,
             events: File::create(&events_path)?,
             pending: Vec::with_capacity(PENDING_BYTES + (1 << 16)),
             stamps: BufWriter::with_capacity(1 << 16, File::create(&stamps_path)?),
@@ -109,10 +122,17 @@ impl Pair {
         })
     }
 
-    fn push(&mut self, ev: &Event, stamp: &Stamp) -> io::Result<()> {
+    fn push(&mut self, ev: &Event, stamp: &Stamp, rendered: &[u8]) -> io::Result<()> {
         let at = self.pending.len();
         self.pending.extend_from_slice(&[0; 4]);
-        encode_event(&mut self.pending, ev, self.fields);
+        match self.form {
+            Form::Rendered => {
+                self.pending.extend_from_slice(&ev.line.to_le_bytes());
+                self.pending.extend_from_slice(&ev.n_lines.to_le_bytes());
+                self.pending.extend_from_slice(rendered);
+            }
+            form => encode_event(&mut self.pending, ev, form == Form::Whole),
+        }
         let len = self.pending.len() - at - 4;
         if let Some(slot) = self.pending.get_mut(at..at + 4) {
             slot.copy_from_slice(&(len as u32).to_le_bytes());
@@ -162,19 +182,31 @@ pub struct Spill {
 
 impl Spill {
     pub fn new() -> io::Result<Spill> {
-        Spill::create(true)
+        Spill::create(Form::Whole)
     }
 
     /// A spill whose events come back without their structured fields: for a reader that
     /// needs only times, sources, levels, components and messages (the HTML picture), which
     /// spares writing, reading and allocating the fields of every event.
     pub fn without_fields() -> io::Result<Spill> {
-        Spill::create(false)
+        Spill::create(Form::WithoutFields)
     }
 
-    fn create(fields: bool) -> io::Result<Spill> {
+    /// A spill that keeps of each event only its place in its file and the text a render
+    /// wrote of it ([`Spill::push_rendered`]), read back by [`Spill::merge_rendered`]: for the
+    /// JSON timeline, whose lines are written on the parser threads.
+    pub fn rendered() -> io::Result<Spill> {
+        Spill::create(Form::Rendered)
+    }
+
+    /// Whether the spill keeps rendered text ([`Spill::rendered`]).
+    pub fn is_rendered(&self) -> bool {
+        self.pair.form == Form::Rendered
+    }
+
+    fn create(form: Form) -> io::Result<Spill> {
         let dir = TempDir::new()?;
-        let pair = Pair::create(dir.path(), "spill", fields)?;
+        let pair = Pair::create(dir.path(), "spill", form)?;
         Ok(Spill {
             dir,
             pair,
@@ -185,13 +217,25 @@ impl Spill {
 
     /// Appends the next event of file `seq`.
     pub fn push(&mut self, seq: u32, ev: &Event, stamp: &Stamp) -> io::Result<()> {
+        self.push_rendered(seq, ev, stamp, &[])
+    }
+
+    /// Appends the next event of file `seq`, with the text a render wrote of it: kept in a
+    /// [`Spill::rendered`], ignored by the others.
+    pub fn push_rendered(
+        &mut self,
+        seq: u32,
+        ev: &Event,
+        stamp: &Stamp,
+        rendered: &[u8],
+    ) -> io::Result<()> {
         let idx = seq as usize;
         if self.blocks.len() <= idx {
             self.blocks.resize_with(idx + 1, Vec::new);
         }
         let contiguous = self.last_seq == Some(seq);
         let (events_at, stamps_at) = (self.pair.events_len, self.pair.stamps_len);
-        self.pair.push(ev, stamp)?;
+        self.pair.push(ev, stamp, rendered)?;
         self.last_seq = Some(seq);
         let blocks = &mut self.blocks[idx];
         match blocks.last_mut() {
@@ -226,11 +270,49 @@ impl Spill {
         ids: &[FileId],
         visit: &mut dyn FnMut(EventRef<'_>, Micros) -> io::Result<()>,
     ) -> io::Result<()> {
+        self.merge_records(res, ids, &mut |record, file, ts, key| {
+            let mut ev = decode_event(record).ok_or_else(unreadable)?;
+            ev.file = file;
+            ev.ts = ts;
+            visit(ev, key)
+        })
+    }
+
+    /// Calls `visit` with every event of a [`Spill::rendered`], in timeline order: where it
+    /// lies and its resolved time, with the text rendered of it.
+    pub fn merge_rendered(
+        self,
+        res: &Resolution,
+        ids: &[FileId],
+        visit: &mut dyn FnMut(Placed<'_>, Micros) -> io::Result<()>,
+    ) -> io::Result<()> {
+        self.merge_records(res, ids, &mut |record, file, ts, key| {
+            let mut c = Cursor(record);
+            let (line, n_lines) = c.u32().zip(c.u32()).ok_or_else(unreadable)?;
+            let placed = Placed {
+                ts,
+                file,
+                line,
+                n_lines,
+                rendered: c.0,
+            };
+            visit(placed, key)
+        })
+    }
+
+    /// The merge: calls `visit` with every record put aside, in timeline order, with its
+    /// file's id, its resolved time and the key it sorts by.
+    fn merge_records(
+        self,
+        res: &Resolution,
+        ids: &[FileId],
+        visit: &mut dyn FnMut(&[u8], FileId, Option<Timestamp>, Micros) -> io::Result<()>,
+    ) -> io::Result<()> {
         let Spill {
             dir, pair, blocks, ..
         } = self;
-        // Sorted runs are written as the spill was: with or without fields.
-        let fields = pair.fields;
+        // Sorted runs are written as the spill was.
+        let form = pair.form;
         let (events_path, stamps_path) = pair.finish()?;
         let mut sorted_pair: Option<Pair> = None;
         let mut runs: Vec<RunSpec> = Vec::new();
@@ -249,7 +331,7 @@ impl Spill {
             }
             // Times that go back: sorted runs of bounded size, in a second pair of files.
             if sorted_pair.is_none() {
-                sorted_pair = Some(Pair::create(dir.path(), "sorted", fields)?);
+                sorted_pair = Some(Pair::create(dir.path(), "sorted", form)?);
             }
             let Some(out) = sorted_pair.as_mut() else {
                 continue;
@@ -288,10 +370,7 @@ impl Spill {
                 PeekMut::pop(top);
                 continue;
             };
-            let mut ev = decode_event(run.record()).ok_or_else(unreadable)?;
-            ev.file = id;
-            ev.ts = res.ts(id, run.stamp.own);
-            visit(ev, key)?;
+            visit(run.record(), id, res.ts(id, run.stamp.own), key)?;
             if run.advance()? {
                 *top = Reverse(run.key(res, id, i));
             } else {
@@ -302,6 +381,17 @@ impl Spill {
         drop(dir);
         Ok(())
     }
+}
+
+/// An event of a [`Spill::rendered`] as the merge hands it out: where it lies, its resolved
+/// time, and the text rendered of it.
+#[derive(Clone, Copy, Debug)]
+pub struct Placed<'a> {
+    pub ts: Option<Timestamp>,
+    pub file: FileId,
+    pub line: u32,
+    pub n_lines: u32,
+    pub rendered: &'a [u8],
 }
 
 /// The error of a record that does not decode: the spill is this process's own file, so
@@ -822,7 +912,7 @@ mod tests {
     #[test]
     fn runs_read_back_what_pairs_wrote_across_windows_and_blocks() {
         let dir = TempDir::new().unwrap();
-        let mut pair = Pair::create(dir.path(), "t", true).unwrap();
+        let mut pair = Pair::create(dir.path(), "t", Form::Whole).unwrap();
         let stamp = |i: u32| Stamp {
             own: Own::NoYear(i),
             carry: Carry {
@@ -851,7 +941,7 @@ mod tests {
                 };
                 let mut ev = Event::new(n, "é".repeat(size / 2));
                 ev.fields.push(("n".into(), n.to_string().into()));
-                pair.push(&ev, &stamp(n)).unwrap();
+                pair.push(&ev, &stamp(n), &[]).unwrap();
                 written[file].push(ev);
                 n += 1;
             }
@@ -867,6 +957,40 @@ mod tests {
             }
             assert!(read == written[file], "file {file}");
         }
+    }
+
+    #[test]
+    fn a_rendered_record_keeps_its_place_and_its_text_only() {
+        let dir = TempDir::new().unwrap();
+        let mut pair = Pair::create(dir.path(), "r", Form::Rendered).unwrap();
+        let mut ev = Event::new(41, "not kept");
+        ev.n_lines = 3;
+        ev.fields.push(("k".into(), "v".into()));
+        let stamp = Stamp {
+            own: Own::None,
+            carry: Carry {
+                anchor: Some(Anchor::Utc(5)),
+                no_year: None,
+                age: None,
+            },
+        };
+        let text = ",\"source\":\"x\"}\n".as_bytes();
+        pair.push(&ev, &stamp, text).unwrap();
+        let count = 1;
+        let (events, stamps) = pair.finish().unwrap();
+        let block = Block {
+            events_at: 0,
+            stamps_at: 0,
+            count,
+        };
+        let mut run = Run::open(&events, &stamps, vec![block]).unwrap();
+        assert!(run.advance().unwrap());
+        assert_eq!(run.stamp, stamp);
+        assert_eq!(run.line(), 41);
+        let mut c = Cursor(run.record());
+        assert_eq!((c.u32(), c.u32()), (Some(41), Some(3)));
+        assert_eq!(c.0, text);
+        assert!(!run.advance().unwrap());
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::bundle::OpenError;
 use crate::diag::Diagnostic;
 use crate::event::{Event, FileId, Micros, MICROS_PER_SEC};
 use crate::inventory::Inventory;
-use crate::load::{stream_at, Batch, LoadConfig, Streamed};
+use crate::load::{stream_at, stream_rendered, Batch, LoadConfig, Streamed};
 use crate::parse::{Detail, Spans};
 use crate::query::{self, Anchor, Query, QueryError};
 use crate::rank::Report;
@@ -108,23 +108,26 @@ pub fn outline(path: &Path, load: &LoadConfig, time: &TimeConfig) -> Result<Outl
 }
 
 /// Reads the bundle and puts aside the events `take` takes: it sees every event with its
-/// stamp, in file order, with the file's batch (path as read, kind).
+/// stamp, in file order, with the file's batch (path as read, kind). A [`Spill::rendered`]
+/// keeps what `render` wrote of each event on the parser threads.
 fn spilled(
     path: &Path,
     load: &LoadConfig,
     time: &TimeConfig,
     detail_of: &crate::load::DetailOf<'_>,
+    render: Option<&crate::load::Render<'_>>,
     take: &mut (dyn FnMut(&Batch, &Event, &Stamp) -> bool + Send),
     mut spill: Spill,
 ) -> Result<(Outline, Spill), Error> {
     let mut tracker = Tracker::default();
     let mut failed: Option<io::Error> = None;
-    let streamed = stream_at(path, load, detail_of, &mut |batch: &Batch| {
+    let streamed = stream_rendered(path, load, detail_of, render, &mut |batch: &Batch| {
         let file = tracker.file(batch.seq);
-        for ev in &batch.events {
+        for (i, ev) in batch.events.iter().enumerate() {
             let stamp = file.observe(ev);
             if take(batch, ev, &stamp) && failed.is_none() {
-                if let Err(e) = spill.push(batch.seq, ev, &stamp) {
+                let rendered = batch.rendered.get(i);
+                if let Err(e) = spill.push_rendered(batch.seq, ev, &stamp, rendered) {
                     failed = Some(e);
                 }
             }
@@ -215,13 +218,25 @@ pub fn timeline(
         Some(min) if q.grep.is_none() && q.objects.is_none() => Detail::AtLeast(min),
         _ => Detail::Full,
     };
+    // Plain JSON lines are written on the parser threads, but for where and when each event
+    // is (`JsonLines::push_head`): the merge only orders them. Redaction and text need the
+    // events themselves.
+    let render = |ev: &Event, out: &mut Vec<u8>| {
+        crate::report::timeline::push_tail(out, &ev.view());
+    };
+    let rendered = output.json && output.redactor.is_none();
     let (outline, spill) = spilled(
         path,
         load,
         time,
         &|_, _| detail.clone(),
+        rendered.then_some(&render as &crate::load::Render),
         &mut take,
-        Spill::new()?,
+        if rendered {
+            Spill::rendered()?
+        } else {
+            Spill::new()?
+        },
     )?;
     (output.read_done)();
     let Outline {
@@ -266,6 +281,24 @@ pub fn timeline(
     // JSON lines gather here and go out in large writes.
     let json_lines = crate::report::timeline::JsonLines::new(&timeline);
     let mut lines: Vec<u8> = Vec::with_capacity(LINES_BYTES + (1 << 16));
+    if spill.is_rendered() {
+        spill.merge_rendered(&resolution, &ids, &mut |ev, _| {
+            if !source_ok.get(ev.file as usize).copied().unwrap_or(false)
+                || !query::ts_in_range(ev.ts, lo, hi)
+            {
+                return Ok(());
+            }
+            json_lines.push_head(&mut lines, ev.ts, ev.file, ev.line, ev.n_lines);
+            lines.extend_from_slice(ev.rendered);
+            if lines.len() >= LINES_BYTES {
+                out.write_all(&lines)?;
+                lines.clear();
+            }
+            Ok(())
+        })?;
+        out.write_all(&lines)?;
+        return Ok(timeline.diagnostics);
+    }
     spill.merge_refs(&resolution, &ids, &mut |ev, _| {
         if !source_ok.get(ev.file as usize).copied().unwrap_or(false)
             || !query::ts_in_range(ev.ts, lo, hi)
@@ -489,7 +522,7 @@ fn picture_at(
     let detail_of = |path: &str, _| near.map_or(Detail::Full, |n| n.detail_of(path));
     // The picture shows no event's fields: they are not put aside.
     let spill = Spill::without_fields()?;
-    let (outline, spill) = spilled(path, load, time, &detail_of, &mut take, spill)?;
+    let (outline, spill) = spilled(path, load, time, &detail_of, None, &mut take, spill)?;
     let inventory = outline.inventory();
     let mut picture = Picture::new(
         outline.resolution.window,

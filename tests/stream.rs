@@ -11,7 +11,7 @@ use std::path::Path;
 
 use raysift::bundle::Limits;
 use raysift::event::{Event, Level};
-use raysift::load::{load, stream_at, DetailOf, LoadConfig};
+use raysift::load::{load, stream_at, stream_rendered, DetailOf, LoadConfig};
 use raysift::parse::{Detail, Spans};
 
 fn config(threads: usize) -> LoadConfig {
@@ -255,6 +255,55 @@ fn files_of_many_units_stream_as_they_load() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What a render writes on the parser threads is handed over with each event as delivered:
+/// also where delivery changed the event after it was rendered (the actor marker of a worker
+/// file parsed in many units), and nothing for a light event.
+#[test]
+fn each_event_comes_with_what_the_render_wrote_of_it_as_delivered() {
+    let dir = std::env::temp_dir().join(format!("raysift-render-{}", std::process::id()));
+    big_bundle(&dir);
+    let render = |ev: &Event, out: &mut Vec<u8>| {
+        let fields: Vec<String> = ev.fields.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        out.extend_from_slice(
+            format!("{}|{}|{}", ev.kind, ev.message, fields.join(",")).as_bytes(),
+        );
+    };
+    let mut checked = 0usize;
+    let mut actors = 0usize;
+    let some_light = |_: &str, _: raysift::event::SourceKind| Detail::AtLeast(Level::Warning);
+    for threads in [1, 3] {
+        stream_rendered(
+            &dir,
+            &config(threads),
+            &some_light,
+            Some(&render),
+            &mut |batch| {
+                for (i, ev) in batch.events.iter().enumerate() {
+                    let mut want = Vec::new();
+                    if !ev.light {
+                        render(ev, &mut want);
+                        checked += 1;
+                        actors += usize::from(ev.field("actor_name").is_some());
+                    }
+                    assert_eq!(
+                        batch.rendered.get(i),
+                        &want[..],
+                        "{}:{}",
+                        batch.path,
+                        ev.line
+                    );
+                }
+            },
+        )
+        .unwrap();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        checked > 1000 && actors > 100,
+        "{checked} events, {actors} with an actor"
+    );
 }
 
 /// A bundle named by `RAYSIFT_STREAM_BUNDLE` (a generated one, say): `cargo test --release

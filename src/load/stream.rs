@@ -54,8 +54,51 @@ pub struct Batch<'a> {
     pub kind: SourceKind,
     /// Events in file order, with the file's own line numbers and their kind set.
     pub events: Vec<Event>,
+    /// What the read's [`Render`] wrote of each event (nothing without one).
+    pub rendered: Rendered,
     /// Whether this is the file's last batch.
     pub last: bool,
+}
+
+/// Work a read does on each event on the parser thread that built it, in parallel: what it
+/// writes is handed over with the event ([`Batch::rendered`]), so that the consumer, which
+/// runs one batch at a time, only copies it. It sees the event with its kind set, its line
+/// numbers not yet made the file's own, and never a light event.
+pub type Render<'a> = dyn Fn(&Event, &mut Vec<u8>) + Sync + 'a;
+
+/// The text a [`Render`] wrote of each event of a batch, one after the other.
+#[derive(Debug, Default)]
+pub struct Rendered {
+    bytes: Vec<u8>,
+    /// Where each event's text ends in `bytes`.
+    ends: Vec<usize>,
+}
+
+impl Rendered {
+    /// Renders `events` with `render`, if there is one.
+    fn of(events: &[Event], render: Option<&Render<'_>>) -> Rendered {
+        let mut r = Rendered::default();
+        if let Some(render) = render {
+            r.ends.reserve_exact(events.len());
+            for ev in events {
+                if !ev.light {
+                    render(ev, &mut r.bytes);
+                }
+                r.ends.push(r.bytes.len());
+            }
+        }
+        r
+    }
+
+    /// The text of the `i`-th event; empty for a light event or without a [`Render`].
+    pub fn get(&self, i: usize) -> &[u8] {
+        let start = match i.checked_sub(1) {
+            Some(before) => self.ends.get(before).copied().unwrap_or(0),
+            None => 0,
+        };
+        let end = self.ends.get(i).copied().unwrap_or(start);
+        self.bytes.get(start..end).unwrap_or_default()
+    }
 }
 
 /// What a streamed read learnt besides the events.
@@ -92,10 +135,22 @@ pub fn stream_at(
     detail_of: &DetailOf<'_>,
     sink: &mut (dyn FnMut(&Batch) + Send),
 ) -> Result<Streamed, OpenError> {
+    stream_rendered(path, cfg, detail_of, None, sink)
+}
+
+/// [`stream_at`], each event also given to `render` on the parser thread that built it.
+pub fn stream_rendered(
+    path: &Path,
+    cfg: &LoadConfig,
+    detail_of: &DetailOf<'_>,
+    render: Option<&Render<'_>>,
+    sink: &mut (dyn FnMut(&Batch) + Send),
+) -> Result<Streamed, OpenError> {
     let buffers = Arc::new(Buffers::default());
     let deliver = Mutex::new(Delivery {
         files: Vec::new(),
         sink,
+        render,
     });
     let mut reader = Reader {
         open: None,
@@ -118,7 +173,7 @@ pub fn stream_at(
             })
         },
         &|unit| {
-            let done = unit.run(detail_of);
+            let done = unit.run(detail_of, render);
             let spent = match deliver.lock() {
                 Ok(mut d) => d.take(done),
                 Err(_) => Vec::new(),
@@ -131,7 +186,7 @@ pub fn stream_at(
     if let Some(open) = reader.open.take() {
         let unit = open.finish();
         if let Some(unit) = unit {
-            let done = unit.run(detail_of);
+            let done = unit.run(detail_of, render);
             let spent = match deliver.lock() {
                 Ok(mut d) => d.take(done),
                 Err(_) => Vec::new(),
@@ -220,6 +275,7 @@ struct UnitDone {
     bytes: u64,
     lines: u64,
     out: ParseOutput,
+    rendered: Rendered,
 }
 
 impl Unit {
@@ -231,7 +287,7 @@ impl Unit {
         }
     }
 
-    fn run(self, detail_of: &DetailOf<'_>) -> UnitDone {
+    fn run(self, detail_of: &DetailOf<'_>, render: Option<&Render<'_>>) -> UnitDone {
         let (kind, bytes, lines, out) = match self.work {
             Work::Whole(entry) => {
                 let p = parse_entry_at(entry, None, detail_of);
@@ -265,6 +321,19 @@ impl Unit {
                 (kind, bytes, lines, out)
             }
         };
+        let mut out = out;
+        let rendered = match render {
+            Some(render) => {
+                // The kind delivery sets (`FileState::mend`), set here for the render.
+                for ev in &mut out.events {
+                    if ev.kind == SourceKind::Unknown {
+                        ev.kind = kind;
+                    }
+                }
+                Rendered::of(&out.events, Some(render))
+            }
+            None => Rendered::default(),
+        };
         UnitDone {
             seq: self.seq,
             index: self.index,
@@ -273,6 +342,7 @@ impl Unit {
             bytes,
             lines,
             out,
+            rendered,
         }
     }
 }
@@ -600,6 +670,7 @@ pub(super) fn starts_fresh(kind: SourceKind, line: &[u8]) -> bool {
 struct Delivery<'s> {
     files: Vec<FileState>,
     sink: &'s mut (dyn FnMut(&Batch) + Send),
+    render: Option<&'s Render<'s>>,
 }
 
 impl Delivery<'_> {
@@ -615,12 +686,13 @@ impl Delivery<'_> {
         while let Some(unit) = file.pending.remove(&file.next) {
             file.next = file.next.saturating_add(1);
             let last = unit.last;
-            let events = file.mend(unit);
+            let (events, rendered) = file.mend(unit, self.render);
             let batch = Batch {
                 seq: seq as u32,
                 path: &file.path,
                 kind: file.kind,
                 events,
+                rendered,
                 last,
             };
             (self.sink)(&batch);
@@ -678,16 +750,19 @@ impl FileState {
         }
     }
 
-    /// A unit's events made the file's own: line numbers, kind, file, the actor marker.
-    fn mend(&mut self, unit: UnitDone) -> Vec<Event> {
+    /// A unit's events made the file's own: line numbers, kind, file, the actor marker; and
+    /// what `render` wrote of them, written again should the marker have changed them.
+    fn mend(&mut self, unit: UnitDone, render: Option<&Render<'_>>) -> (Vec<Event>, Rendered) {
         self.kind = unit.kind;
         if unit.index == 0 {
             self.split = !unit.last;
         }
         let offset = u32::try_from(self.lines).unwrap_or(u32::MAX);
         let mut out = unit.out;
+        let mut rendered = unit.rendered;
         let worker = Format::of(unit.kind) == Format::Worker && unit.index > 0;
         let mut before_marker = worker;
+        let mut changed = false;
         for ev in &mut out.events {
             ev.line = ev.line.saturating_add(offset);
             ev.file = 0;
@@ -697,6 +772,7 @@ impl FileState {
             if before_marker {
                 if let Some(actor) = &self.actor {
                     ev.fields.push(("actor_name".into(), actor.as_str().into()));
+                    changed = true;
                 }
                 before_marker = !is_actor_marker(ev);
             }
@@ -715,7 +791,10 @@ impl FileState {
         self.events += out.events.len() as u64;
         self.unparsed += out.unparsed_lines;
         self.zone_samples.append(&mut out.zone_samples);
-        out.events
+        if changed && render.is_some() {
+            rendered = Rendered::of(&out.events, render);
+        }
+        (out.events, rendered)
     }
 
     fn diagnostic(&mut self, d: Diagnostic) {

@@ -8,7 +8,7 @@
 
 use std::io::{self, Write};
 
-use crate::event::{Event, EventRef, Fields, Rfc3339};
+use crate::event::{Event, EventRef, Fields, FileId, Rfc3339, Timestamp};
 use crate::report::style::Style;
 use crate::timeline::Timeline;
 
@@ -50,9 +50,23 @@ impl JsonLines {
 
     /// Appends the JSON line of one event to `out`, newline included.
     pub fn push(&self, out: &mut Vec<u8>, ev: &EventRef<'_>) {
-        let shown = crate::explain::shown_level_of(ev.level, ev.message, ev.kind);
+        self.push_head(out, ev.ts, ev.file, ev.line, ev.n_lines);
+        push_tail(out, ev);
+    }
+
+    /// Appends the start of an event's JSON line: what the timeline decides of it (its time,
+    /// and its file by id) and where it lies in its file, up to the `source` key
+    /// ([`push_tail`] writes the rest).
+    pub fn push_head(
+        &self,
+        out: &mut Vec<u8>,
+        ts: Option<Timestamp>,
+        file: FileId,
+        line: u32,
+        n_lines: u32,
+    ) {
         out.extend_from_slice(b"{\"ts\":");
-        match ev.ts {
+        match ts {
             Some(t) => {
                 out.push(b'"');
                 // Digits, `-`, `:`, `.`, `T` and `Z`: nothing to escape.
@@ -62,32 +76,40 @@ impl JsonLines {
             None => out.extend_from_slice(b"null"),
         }
         out.extend_from_slice(b",\"ts_quality\":");
-        json_plain(out, ev.ts.map_or("none", |t| t.quality.as_str()));
+        json_plain(out, ts.map_or("none", |t| t.quality.as_str()));
         out.extend_from_slice(b",\"file\":");
-        match self.files.get(ev.file as usize) {
+        match self.files.get(file as usize) {
             Some(quoted) => out.extend_from_slice(quoted),
             None => out.extend_from_slice(b"\"\""),
         }
         out.extend_from_slice(b",\"line\":");
-        json_u32(out, ev.line);
+        json_u32(out, line);
         out.extend_from_slice(b",\"n_lines\":");
-        json_u32(out, ev.n_lines);
-        out.extend_from_slice(b",\"source\":");
-        json_plain(out, ev.kind.as_str());
-        out.extend_from_slice(b",\"level\":");
-        json_plain(out, shown.as_str());
-        if shown != ev.level {
-            out.extend_from_slice(b",\"logged_level\":");
-            json_plain(out, ev.level.as_str());
-        }
-        out.extend_from_slice(b",\"component\":");
-        json_str(out, ev.component);
-        out.extend_from_slice(b",\"message\":");
-        json_str(out, ev.message);
-        out.extend_from_slice(b",\"fields\":");
-        json_fields(out, ev.fields);
-        out.extend_from_slice(b"}\n");
+        json_u32(out, n_lines);
     }
+}
+
+/// Appends the rest of an event's JSON line after [`JsonLines::push_head`], from the `source`
+/// key to the newline: what the event itself says, the same wherever and whenever it is
+/// placed. So it can be written on the parser thread that built the event, and the serial
+/// merge only copies it.
+pub fn push_tail(out: &mut Vec<u8>, ev: &EventRef<'_>) {
+    let shown = crate::explain::shown_level_of(ev.level, ev.message, ev.kind);
+    out.extend_from_slice(b",\"source\":");
+    json_plain(out, ev.kind.as_str());
+    out.extend_from_slice(b",\"level\":");
+    json_plain(out, shown.as_str());
+    if shown != ev.level {
+        out.extend_from_slice(b",\"logged_level\":");
+        json_plain(out, ev.level.as_str());
+    }
+    out.extend_from_slice(b",\"component\":");
+    json_str(out, ev.component);
+    out.extend_from_slice(b",\"message\":");
+    json_str(out, ev.message);
+    out.extend_from_slice(b",\"fields\":");
+    json_fields(out, ev.fields);
+    out.extend_from_slice(b"}\n");
 }
 
 /// A JSON string of one of raysift's own names (a level, a source kind, a time's quality):
