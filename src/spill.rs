@@ -306,7 +306,7 @@ impl Spill {
         self,
         res: &Resolution,
         ids: &[FileId],
-        visit: &mut dyn FnMut(&[u8], FileId, Option<Timestamp>, Micros) -> io::Result<()>,
+        visit: &mut VisitRecord<'_>,
     ) -> io::Result<()> {
         let Spill {
             dir, pair, blocks, ..
@@ -382,6 +382,10 @@ impl Spill {
         Ok(())
     }
 }
+
+/// What the merge calls with each record: the record, its file's id, its resolved time and
+/// the key it sorts by.
+type VisitRecord<'a> = dyn FnMut(&[u8], FileId, Option<Timestamp>, Micros) -> io::Result<()> + 'a;
 
 /// An event of a [`Spill::rendered`] as the merge hands it out: where it lies, its resolved
 /// time, and the text rendered of it.
