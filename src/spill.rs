@@ -60,8 +60,6 @@ impl Drop for TempDir {
     }
 }
 
-/// Bytes of one stamp record.
-const STAMP_BYTES: usize = 40;
 /// Bytes a file's out-of-order events are sorted in at once: their encoded size plus the
 /// size of each entry, so that small (light) events do not make a chunk of millions.
 const SORT_CHUNK_BYTES: u64 = 64 << 20;
@@ -153,10 +151,11 @@ impl Pair {
     /// pending records once they are many.
     fn pushed(&mut self, len: usize, stamp: &Stamp) -> io::Result<()> {
         self.events_len += len as u64 + 4;
-        let mut s = [0u8; STAMP_BYTES];
-        encode_stamp(&mut s, stamp);
+        let mut s = [0u8; STAMP_MAX];
+        let n = encode_stamp(&mut s, stamp);
+        let s = s.get(..n).unwrap_or_default();
         self.stamps.write_all(&s)?;
-        self.stamps_len += STAMP_BYTES as u64;
+        self.stamps_len += n as u64;
         if self.pending.len() >= PENDING_BYTES {
             self.events.write_all(&self.pending)?;
             self.pending.clear();
@@ -462,12 +461,10 @@ fn in_order(
 ) -> io::Result<bool> {
     let mut file = BufReader::with_capacity(1 << 16, File::open(stamps_path)?);
     let mut last = Micros::MIN;
-    let mut rec = [0u8; STAMP_BYTES];
     for b in blocks {
         file.seek(SeekFrom::Start(b.stamps_at))?;
         for _ in 0..b.count {
-            file.read_exact(&mut rec)?;
-            let key = res.key(id, &decode_stamp(&rec).carry);
+            let key = res.key(id, &read_stamp(&mut file)?.carry);
             if key < last {
                 return Ok(false);
             }
@@ -545,9 +542,7 @@ impl Run {
         self.fill(len)?;
         self.record = self.start..self.start + len;
         self.start += len;
-        let mut rec = [0u8; STAMP_BYTES];
-        self.stamps.read_exact(&mut rec)?;
-        self.stamp = decode_stamp(&rec);
+        self.stamp = read_stamp(&mut self.stamps)?;
         Ok(true)
     }
 
@@ -764,76 +759,143 @@ fn decode_event(bytes: &[u8]) -> Option<EventRef<'_>> {
     })
 }
 
-fn encode_stamp(rec: &mut [u8; STAMP_BYTES], s: &Stamp) {
-    let mut at = 0usize;
+/// A stamp is a tag byte and the numbers it says are there: most events have a time of their
+/// own and carry it as their anchor, which takes 9 bytes, not the 40 of every part.
+///
+/// The tag's bits 0–2 say what the event's own time is (none, UTC, zone-less, year-less,
+/// age); bits 3–4 what its anchor is (none, UTC, zone-less, or the same as its own time);
+/// bit 5 whether it carries year-less indices, bit 6 whether an age.
+const OWN_NONE: u8 = 0;
+const OWN_UTC: u8 = 1;
+const OWN_NAIVE: u8 = 2;
+const OWN_NO_YEAR: u8 = 3;
+const OWN_AGE: u8 = 4;
+const ANCHOR_SHIFT: u8 = 3;
+const ANCHOR_UTC: u8 = 1;
+const ANCHOR_NAIVE: u8 = 2;
+const ANCHOR_OWN: u8 = 3;
+const HAS_NO_YEAR: u8 = 1 << 5;
+const HAS_AGE: u8 = 1 << 6;
+/// The most bytes a stamp takes.
+const STAMP_MAX: usize = 1 + 8 + 8 + 8 + 12;
+
+/// Encodes `s` into `rec`, returning its length.
+fn encode_stamp(rec: &mut [u8; STAMP_MAX], s: &Stamp) -> usize {
+    let mut at = 1usize;
     let mut put = |bytes: &[u8]| {
-        rec[at..at + bytes.len()].copy_from_slice(bytes);
+        if let Some(slot) = rec.get_mut(at..at + bytes.len()) {
+            slot.copy_from_slice(bytes);
+        }
         at += bytes.len();
     };
-    let (tag, val) = match s.own {
-        Own::None => (0u8, 0i64),
-        Own::Anchor(Anchor::Utc(t)) => (1, t),
-        Own::Anchor(Anchor::Naive(t)) => (2, t),
-        Own::NoYear(i) => (3, i64::from(i)),
-        Own::Age(secs) => (4, secs),
+    let mut tag = match s.own {
+        Own::None => OWN_NONE,
+        Own::Anchor(Anchor::Utc(t)) => {
+            put(&t.to_le_bytes());
+            OWN_UTC
+        }
+        Own::Anchor(Anchor::Naive(t)) => {
+            put(&t.to_le_bytes());
+            OWN_NAIVE
+        }
+        Own::NoYear(i) => {
+            put(&i.to_le_bytes());
+            OWN_NO_YEAR
+        }
+        Own::Age(secs) => {
+            put(&secs.to_le_bytes());
+            OWN_AGE
+        }
     };
-    put(&[tag]);
-    put(&val.to_le_bytes());
-    let (tag, val) = match s.carry.anchor {
-        None => (0u8, 0i64),
-        Some(Anchor::Utc(t)) => (1, t),
-        Some(Anchor::Naive(t)) => (2, t),
+    let anchor = match s.carry.anchor {
+        None => 0,
+        Some(a) if s.own == Own::Anchor(a) => ANCHOR_OWN,
+        Some(Anchor::Utc(t)) => {
+            put(&t.to_le_bytes());
+            ANCHOR_UTC
+        }
+        Some(Anchor::Naive(t)) => {
+            put(&t.to_le_bytes());
+            ANCHOR_NAIVE
+        }
     };
-    put(&[tag]);
-    put(&val.to_le_bytes());
-    let (tag, lo, hi) = match s.carry.no_year {
-        None => (0u8, 0u32, 0u32),
-        Some((lo, hi)) => (1, lo, hi),
-    };
-    put(&[tag]);
-    put(&lo.to_le_bytes());
-    put(&hi.to_le_bytes());
-    let (tag, secs, before) = match s.carry.age {
-        None => (0u8, 0i64, 0u32),
-        Some((secs, before)) => (1, secs, before),
-    };
-    put(&[tag]);
-    put(&secs.to_le_bytes());
-    put(&before.to_le_bytes());
+    tag |= anchor << ANCHOR_SHIFT;
+    if let Some((lo, hi)) = s.carry.no_year {
+        put(&lo.to_le_bytes());
+        put(&hi.to_le_bytes());
+        tag |= HAS_NO_YEAR;
+    }
+    if let Some((secs, before)) = s.carry.age {
+        put(&secs.to_le_bytes());
+        put(&before.to_le_bytes());
+        tag |= HAS_AGE;
+    }
+    rec[0] = tag;
+    at
 }
 
-fn decode_stamp(rec: &[u8; STAMP_BYTES]) -> Stamp {
+/// The bytes after its tag byte a stamp of tag `tag` takes.
+fn stamp_rest(tag: u8) -> usize {
+    let own = match tag & 0b111 {
+        OWN_UTC | OWN_NAIVE | OWN_AGE => 8,
+        OWN_NO_YEAR => 4,
+        _ => 0,
+    };
+    let anchor = match (tag >> ANCHOR_SHIFT) & 0b11 {
+        ANCHOR_UTC | ANCHOR_NAIVE => 8,
+        _ => 0,
+    };
+    let no_year = if tag & HAS_NO_YEAR != 0 { 8 } else { 0 };
+    let age = if tag & HAS_AGE != 0 { 12 } else { 0 };
+    own + anchor + no_year + age
+}
+
+/// Reads the next stamp from `r`.
+fn read_stamp(r: &mut impl Read) -> io::Result<Stamp> {
+    let mut rec = [0u8; STAMP_MAX];
+    r.read_exact(&mut rec[..1])?;
+    let len = 1 + stamp_rest(rec[0]);
+    r.read_exact(rec.get_mut(1..len).unwrap_or_default())?;
+    decode_stamp(rec.get(..len).unwrap_or_default()).ok_or_else(unreadable)
+}
+
+/// The stamp [`encode_stamp`] wrote in `rec`; `None` when `rec` is not one.
+fn decode_stamp(rec: &[u8]) -> Option<Stamp> {
     let mut c = Cursor(rec);
-    let mut next = || -> (u8, i64) { (c.u8().unwrap_or(0), c.i64().unwrap_or(0)) };
-    let own = match next() {
-        (1, t) => Own::Anchor(Anchor::Utc(t)),
-        (2, t) => Own::Anchor(Anchor::Naive(t)),
-        (3, i) => Own::NoYear(u32::try_from(i).unwrap_or(u32::MAX)),
-        (4, secs) => Own::Age(secs),
-        _ => Own::None,
+    let tag = c.u8()?;
+    let own = match tag & 0b111 {
+        OWN_NONE => Own::None,
+        OWN_UTC => Own::Anchor(Anchor::Utc(c.i64()?)),
+        OWN_NAIVE => Own::Anchor(Anchor::Naive(c.i64()?)),
+        OWN_NO_YEAR => Own::NoYear(c.u32()?),
+        OWN_AGE => Own::Age(c.i64()?),
+        _ => return None,
     };
-    let anchor = match next() {
-        (1, t) => Some(Anchor::Utc(t)),
-        (2, t) => Some(Anchor::Naive(t)),
+    let anchor = match (tag >> ANCHOR_SHIFT) & 0b11 {
+        ANCHOR_UTC => Some(Anchor::Utc(c.i64()?)),
+        ANCHOR_NAIVE => Some(Anchor::Naive(c.i64()?)),
+        ANCHOR_OWN => match own {
+            Own::Anchor(a) => Some(a),
+            _ => return None,
+        },
         _ => None,
     };
-    let mut c = Cursor(&rec[18..]);
-    let no_year = match (c.u8(), c.u32(), c.u32()) {
-        (Some(1), Some(lo), Some(hi)) => Some((lo, hi)),
-        _ => None,
+    let no_year = match tag & HAS_NO_YEAR {
+        0 => None,
+        _ => Some((c.u32()?, c.u32()?)),
     };
-    let age = match (c.u8(), c.i64(), c.u32()) {
-        (Some(1), Some(secs), Some(before)) => Some((secs, before)),
-        _ => None,
+    let age = match tag & HAS_AGE {
+        0 => None,
+        _ => Some((c.i64()?, c.u32()?)),
     };
-    Stamp {
+    c.0.is_empty().then_some(Stamp {
         own,
         carry: Carry {
             anchor,
             no_year,
             age,
         },
-    }
+    })
 }
 
 #[cfg(test)]
@@ -862,17 +924,63 @@ mod tests {
         // Without its fields, the rest still comes back as it went in.
         ev.fields.clear();
         assert_eq!(bare, Some(ev));
-        let stamp = Stamp {
-            own: Own::Age(-3),
+    }
+
+    #[test]
+    fn every_kind_of_stamp_comes_back_as_it_went_in_and_the_common_one_is_short() {
+        let owns = [
+            Own::None,
+            Own::Anchor(Anchor::Utc(-7)),
+            Own::Anchor(Anchor::Naive(i64::MAX)),
+            Own::NoYear(u32::MAX),
+            Own::Age(-3),
+        ];
+        let anchors = [
+            None,
+            Some(Anchor::Utc(-7)),
+            Some(Anchor::Naive(i64::MAX)),
+            Some(Anchor::Utc(i64::MIN)),
+        ];
+        let mut stream = Vec::new();
+        let mut all = Vec::new();
+        for own in owns {
+            for anchor in anchors {
+                for no_year in [None, Some((2, 9))] {
+                    for age in [None, Some((-3, 4))] {
+                        let stamp = Stamp {
+                            own,
+                            carry: Carry {
+                                anchor,
+                                no_year,
+                                age,
+                            },
+                        };
+                        let mut rec = [0u8; STAMP_MAX];
+                        let n = encode_stamp(&mut rec, &stamp);
+                        assert_eq!(decode_stamp(&rec[..n]), Some(stamp));
+                        // A stamp cut short, or followed by more, is not one.
+                        assert_eq!(decode_stamp(&rec[..n - 1]), None);
+                        stream.extend_from_slice(&rec[..n]);
+                        all.push(stamp);
+                    }
+                }
+            }
+        }
+        let mut r = &stream[..];
+        for stamp in all {
+            assert_eq!(read_stamp(&mut r).unwrap(), stamp);
+        }
+        assert!(r.is_empty());
+        // An event with a time of its own, carried as its anchor: a tag and the time.
+        let common = Stamp {
+            own: Own::Anchor(Anchor::Utc(1)),
             carry: Carry {
-                anchor: Some(Anchor::Naive(-5)),
-                no_year: Some((2, 9)),
-                age: Some((-3, 4)),
+                anchor: Some(Anchor::Utc(1)),
+                no_year: None,
+                age: None,
             },
         };
-        let mut rec = [0u8; STAMP_BYTES];
-        encode_stamp(&mut rec, &stamp);
-        assert_eq!(decode_stamp(&rec), stamp);
+        assert_eq!(encode_stamp(&mut [0u8; STAMP_MAX], &common), 9);
     }
 
     #[test]
