@@ -154,7 +154,7 @@ impl Pair {
         let mut s = [0u8; STAMP_MAX];
         let n = encode_stamp(&mut s, stamp);
         let s = s.get(..n).unwrap_or_default();
-        self.stamps.write_all(&s)?;
+        self.stamps.write_all(s)?;
         self.stamps_len += n as u64;
         if self.pending.len() >= PENDING_BYTES {
             self.events.write_all(&self.pending)?;
