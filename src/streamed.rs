@@ -219,10 +219,10 @@ pub fn timeline(
         _ => Detail::Full,
     };
     // Plain JSON lines are written on the parser threads, but for where and when each event
-    // is (`JsonLines::push_head`): the merge only orders them. Redaction and text need the
-    // events themselves.
+    // is (`JsonLines::push_head`), packed for the spill (`pack_tail`): the merge only orders
+    // and unpacks them. Redaction and text need the events themselves.
     let render = |ev: &Event, out: &mut Vec<u8>| {
-        crate::report::timeline::push_tail(out, &ev.view());
+        crate::report::timeline::pack_tail(out, &ev.view());
     };
     let rendered = output.json && output.redactor.is_none();
     let (outline, spill) = spilled(
@@ -289,7 +289,12 @@ pub fn timeline(
                 return Ok(());
             }
             json_lines.push_head(&mut lines, ev.ts, ev.file, ev.line, ev.n_lines);
-            lines.extend_from_slice(ev.rendered);
+            if !crate::report::timeline::unpack_tail(&mut lines, ev.rendered) {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "spilled event unreadable",
+                ));
+            }
             if lines.len() >= LINES_BYTES {
                 out.write_all(&lines)?;
                 lines.clear();

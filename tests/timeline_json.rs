@@ -2,8 +2,9 @@
 //! must give, byte for byte, what serde_json gave of the struct it replaced, kept here as
 //! the reference. Checked on every event of every corpus bundle, on strings made to trip an
 //! escaper (quotes, backslashes, every control character, DEL, non-ASCII, empty) and on
-//! repeated field keys, and end to end: `raysift timeline --format json` (a spill read back
-//! as views) prints what the reference gives of the whole timeline.
+//! repeated field keys, and end to end: `raysift timeline --format json` (each event's tail
+//! packed on the parser threads, spilled and unpacked in the merge) prints what the
+//! reference gives of the whole timeline.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -13,6 +14,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use raysift::event::{Event, Level, SourceKind, Timestamp, TsQuality};
+use raysift::report::timeline;
 use raysift::timeline::Timeline;
 
 /// One event as JSON, as the timeline wrote it with serde.
@@ -61,9 +63,30 @@ fn by_serde(tl: &Timeline, ev: &Event) -> String {
     out
 }
 
+/// The line written by hand; written again from the event's tail packed as the streamed
+/// timeline spills it (`pack_tail`, `unpack_tail`), it must be the same.
 fn by_hand(tl: &Timeline, ev: &Event) -> String {
     let mut out = Vec::new();
     raysift::report::timeline::write_json(&mut out, tl, &[ev]).unwrap();
+    let mut packed = Vec::new();
+    timeline::pack_tail(&mut packed, &ev.view());
+    let mut unpacked = Vec::new();
+    timeline::JsonLines::new(tl).push_head(&mut unpacked, ev.ts, ev.file, ev.line, ev.n_lines);
+    assert!(timeline::unpack_tail(&mut unpacked, &packed));
+    assert_eq!(
+        String::from_utf8_lossy(&unpacked),
+        String::from_utf8_lossy(&out)
+    );
+    // Cut anywhere, a packed tail is refused, or read as a shorter tail whose fields object
+    // is cut: never read past its end.
+    for cut in 0..packed.len() {
+        let mut partial = Vec::new();
+        if timeline::unpack_tail(&mut partial, &packed[..cut]) {
+            assert!(partial.len() < unpacked.len());
+        } else {
+            assert!(partial.is_empty());
+        }
+    }
     String::from_utf8(out).unwrap()
 }
 

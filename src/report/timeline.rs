@@ -8,7 +8,7 @@
 
 use std::io::{self, Write};
 
-use crate::event::{Event, EventRef, Fields, FileId, Rfc3339, Timestamp};
+use crate::event::{Event, EventRef, Fields, FileId, Level, Rfc3339, SourceKind, Timestamp};
 use crate::report::style::Style;
 use crate::timeline::Timeline;
 
@@ -112,6 +112,129 @@ pub fn push_tail(out: &mut Vec<u8>, ev: &EventRef<'_>) {
     out.extend_from_slice(b"}\n");
 }
 
+/// An event's tail ([`push_tail`]) packed for a spill: the parts every tail writes alike (its
+/// keys, quotes and punctuation) left out, the source and levels as numbers. A quarter of a
+/// typical tail; [`unpack_tail`] writes the tail again. The JSON timeline of a large bundle
+/// goes to disk and back before it is written, and what it costs there is its size.
+///
+/// Layout: the source's index in `SourceKind::ALL`; the level shown and, in the high half,
+/// the level logged (`LEVELS` indices, 15 when the same); the component and the message as
+/// escaped JSON string contents, each after its length (LEB128); and the fields object as
+/// [`push_tail`] writes it, to the end.
+pub fn pack_tail(out: &mut Vec<u8>, ev: &EventRef<'_>) {
+    let shown = crate::explain::shown_level_of(ev.level, ev.message, ev.kind);
+    let kind = SourceKind::ALL
+        .iter()
+        .position(|k| *k == ev.kind)
+        .unwrap_or(0);
+    out.push(kind as u8);
+    let logged = if shown == ev.level {
+        15
+    } else {
+        level_index(ev.level)
+    };
+    out.push(level_index(shown) | logged << 4);
+    push_sized(out, |out| json_str_contents(out, ev.component));
+    push_sized(out, |out| json_str_contents(out, ev.message));
+    json_fields(out, ev.fields);
+}
+
+/// Writes what [`push_tail`] wrote of the event [`pack_tail`] packed into `packed`; false,
+/// with nothing written, when `packed` is not such a thing.
+pub fn unpack_tail(out: &mut Vec<u8>, packed: &[u8]) -> bool {
+    let Some((&kind, rest)) = packed.split_first() else {
+        return false;
+    };
+    let Some((&levels, rest)) = rest.split_first() else {
+        return false;
+    };
+    let (Some(kind), Some(shown)) = (
+        SourceKind::ALL.get(kind as usize),
+        LEVELS.get((levels & 15) as usize),
+    ) else {
+        return false;
+    };
+    let logged = LEVELS.get((levels >> 4) as usize);
+    let Some((component, rest)) = take_sized(rest) else {
+        return false;
+    };
+    let Some((message, fields)) = take_sized(rest) else {
+        return false;
+    };
+    out.extend_from_slice(b",\"source\":");
+    json_plain(out, kind.as_str());
+    out.extend_from_slice(b",\"level\":");
+    json_plain(out, shown.as_str());
+    if let Some(logged) = logged {
+        out.extend_from_slice(b",\"logged_level\":");
+        json_plain(out, logged.as_str());
+    }
+    out.extend_from_slice(b",\"component\":\"");
+    out.extend_from_slice(component);
+    out.extend_from_slice(b"\",\"message\":\"");
+    out.extend_from_slice(message);
+    out.extend_from_slice(b"\",\"fields\":");
+    out.extend_from_slice(fields);
+    out.extend_from_slice(b"}\n");
+    true
+}
+
+/// Levels by their index in a packed tail.
+const LEVELS: [Level; 6] = [
+    Level::Trace,
+    Level::Debug,
+    Level::Info,
+    Level::Warning,
+    Level::Error,
+    Level::Critical,
+];
+
+fn level_index(l: Level) -> u8 {
+    LEVELS.iter().position(|x| *x == l).unwrap_or(2) as u8
+}
+
+/// Appends what `write` writes, after its length in LEB128: one byte is set aside for it, and
+/// the text moved along in the rare case it needs more.
+fn push_sized(out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {
+    let at = out.len();
+    out.push(0);
+    write(out);
+    let mut len = out.len() - at - 1;
+    let mut prefix = [0u8; 10];
+    let mut n = 0;
+    loop {
+        let low = (len & 0x7f) as u8;
+        len >>= 7;
+        prefix[n] = if len > 0 { low | 0x80 } else { low };
+        n += 1;
+        if len == 0 {
+            break;
+        }
+    }
+    match prefix.get(..n) {
+        Some([one]) => {
+            if let Some(slot) = out.get_mut(at) {
+                *slot = *one;
+            }
+        }
+        Some(more) => drop(out.splice(at..at + 1, more.iter().copied())),
+        None => {}
+    }
+}
+
+/// The text [`push_sized`] wrote at the start of `bytes`, and what follows it.
+fn take_sized(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+    let mut len = 0usize;
+    for (i, &b) in bytes.iter().enumerate().take(10) {
+        len |= usize::from(b & 0x7f).checked_shl(7 * i as u32)?;
+        if b & 0x80 == 0 {
+            let rest = bytes.get(i + 1..)?;
+            return (len <= rest.len()).then(|| rest.split_at(len));
+        }
+    }
+    None
+}
+
 /// A JSON string of one of raysift's own names (a level, a source kind, a time's quality):
 /// lower-case letters and `_`, nothing to escape.
 fn json_plain(out: &mut Vec<u8>, name: &'static str) {
@@ -190,10 +313,16 @@ const ESCAPE: [u8; 256] = {
 
 /// A JSON string: `s` quoted, escaped as serde_json escapes it ([`ESCAPE`]).
 fn json_str(out: &mut Vec<u8>, s: &str) {
+    out.reserve(s.len() + 2);
+    out.push(b'"');
+    json_str_contents(out, s);
+    out.push(b'"');
+}
+
+/// What is between the quotes of [`json_str`].
+fn json_str_contents(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
-    out.reserve(bytes.len() + 2);
-    out.push(b'"');
     // Bytes before `start` are written.
     let mut start = 0;
     while let Some(i) = next_escaped(bytes, start) {
@@ -208,7 +337,6 @@ fn json_str(out: &mut Vec<u8>, s: &str) {
         start = i + 1;
     }
     out.extend_from_slice(bytes.get(start..).unwrap_or_default());
-    out.push(b'"');
 }
 
 /// Where the first byte at or after `from` that needs escaping is: eight bytes at a time (a
