@@ -177,6 +177,15 @@ fn check_sources(q: &Query, files: &[crate::load::FileInfo]) -> Result<(), Error
 /// Bytes of JSON lines `raysift timeline` gathers before it writes them.
 const LINES_BYTES: usize = 1 << 16;
 
+/// Writes the gathered JSON lines once they are [`LINES_BYTES`] or more.
+fn write_when_full(out: &mut dyn Write, lines: &mut Vec<u8>) -> io::Result<()> {
+    if lines.len() >= LINES_BYTES {
+        out.write_all(lines)?;
+        lines.clear();
+    }
+    Ok(())
+}
+
 /// How `raysift timeline` writes events.
 pub struct TimelineOutput<'a> {
     pub json: bool,
@@ -281,11 +290,12 @@ pub fn timeline(
     // JSON lines gather here and go out in large writes.
     let json_lines = crate::report::timeline::JsonLines::new(&timeline);
     let mut lines: Vec<u8> = Vec::with_capacity(LINES_BYTES + (1 << 16));
+    let shown = |file: FileId, ts| {
+        source_ok.get(file as usize).copied().unwrap_or(false) && query::ts_in_range(ts, lo, hi)
+    };
     if spill.is_rendered() {
         spill.merge_rendered(&resolution, &ids, &mut |ev, _| {
-            if !source_ok.get(ev.file as usize).copied().unwrap_or(false)
-                || !query::ts_in_range(ev.ts, lo, hi)
-            {
+            if !shown(ev.file, ev.ts) {
                 return Ok(());
             }
             json_lines.push_head(&mut lines, ev.ts, ev.file, ev.line, ev.n_lines);
@@ -295,40 +305,25 @@ pub fn timeline(
                     "spilled event unreadable",
                 ));
             }
-            if lines.len() >= LINES_BYTES {
-                out.write_all(&lines)?;
-                lines.clear();
-            }
-            Ok(())
+            write_when_full(out, &mut lines)
         })?;
         out.write_all(&lines)?;
         return Ok(timeline.diagnostics);
     }
+    // Redacted or text: each event made owned.
     spill.merge_refs(&resolution, &ids, &mut |ev, _| {
-        if !source_ok.get(ev.file as usize).copied().unwrap_or(false)
-            || !query::ts_in_range(ev.ts, lo, hi)
-        {
+        if !shown(ev.file, ev.ts) {
             return Ok(());
         }
-        match (&mut redactor, json) {
-            // The common case: written straight from the spill's record.
-            (None, true) => json_lines.push(&mut lines, &ev),
-            (redactor, json) => {
-                let mut ev = ev.to_event();
-                if let Some(r) = redactor {
-                    r.event_in_sequence(&mut ev);
-                }
-                if !json {
-                    return crate::report::timeline::write_text(out, &timeline, &[&ev], style);
-                }
-                json_lines.push(&mut lines, &ev.view());
-            }
+        let mut ev = ev.to_event();
+        if let Some(r) = &mut redactor {
+            r.event_in_sequence(&mut ev);
         }
-        if lines.len() >= LINES_BYTES {
-            out.write_all(&lines)?;
-            lines.clear();
+        if !json {
+            return crate::report::timeline::write_text(out, &timeline, &[&ev], style);
         }
-        Ok(())
+        json_lines.push(&mut lines, &ev.view());
+        write_when_full(out, &mut lines)
     })?;
     out.write_all(&lines)?;
     let mut diagnostics = timeline.diagnostics;

@@ -455,7 +455,7 @@ pub fn write_text(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::event::{Level, SourceKind, TsQuality};
+    use crate::event::{SourceKind, TsQuality};
 
     fn by_serde(s: &str) -> String {
         serde_json::to_string(s).unwrap()
@@ -539,14 +539,7 @@ mod tests {
 
     #[test]
     fn raysift_names_need_no_escaping() {
-        let levels = [
-            Level::Trace,
-            Level::Debug,
-            Level::Info,
-            Level::Warning,
-            Level::Error,
-            Level::Critical,
-        ];
+        let levels = LEVELS;
         let qualities = [
             TsQuality::Exact,
             TsQuality::InferredZone,
