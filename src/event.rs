@@ -262,8 +262,9 @@ pub struct Event {
     pub n_lines: u32,
     pub kind: SourceKind,
     pub level: Level,
-    /// Logger, component or reporting controller (`controllers.RayService`, `raylet`, …).
-    pub component: String,
+    /// Logger, component or reporting controller (`controllers.RayService`, `raylet`, …):
+    /// short, so kept inline.
+    pub component: Text,
     /// The message; continuation lines are joined with `\n`.
     pub message: String,
     /// Structured key/values (JSON operator fields, describe paths, event columns, …).
@@ -380,7 +381,7 @@ impl Event {
             n_lines: 1,
             kind: SourceKind::Unknown,
             level: Level::Info,
-            component: String::new(),
+            component: Text::default(),
             message: message.into(),
             fields: Vec::new(),
             repeat: None,
@@ -517,7 +518,7 @@ impl EventRef<'_> {
             n_lines: self.n_lines,
             kind: self.kind,
             level: self.level,
-            component: self.component.to_string(),
+            component: Text::from(self.component),
             message: self.message.to_string(),
             fields: self
                 .fields

@@ -634,7 +634,7 @@ mod tests {
         let mut e = Event::new(1, "msg");
         e.kind = SourceKind::Operator;
         e.level = Level::Info;
-        e.component = component.to_string();
+        e.component = component.into();
         e.fields = fields
             .iter()
             .map(|(k, v)| ((*k).into(), (*v).into()))

@@ -258,7 +258,10 @@ impl Redactor {
     pub fn event_in_sequence(&mut self, ev: &mut Event) {
         {
             let secret = self.record_text(&mut ev.message);
-            self.in_place(&mut ev.component);
+            let component = self.text(&ev.component);
+            if component != ev.component {
+                ev.component = component.into();
+            }
             let secret_object = ev
                 .fields
                 .iter()

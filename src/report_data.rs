@@ -320,7 +320,7 @@ impl<'a> Picture<'a> {
                 .get(ev.file as usize)
                 .map_or(String::new(), |f| f.path.clone()),
             line: ev.line,
-            component: ev.component.clone(),
+            component: ev.component.to_string(),
             text: cut(&ev.message, self.cfg.max_text),
             evidence: Vec::new(),
         }

@@ -84,7 +84,7 @@ fn planted() -> Planted {
             e.file = id as u32;
             e.kind = *kind;
             e.level = Level::Error;
-            e.component = "worker admin@corp-mail.example".to_string();
+            e.component = "worker admin@corp-mail.example".into();
             e.fields = fields
                 .into_iter()
                 .map(|(k, v)| (k.into(), v.into()))

@@ -136,7 +136,7 @@ fn tricky_strings_are_escaped_as_serde_escapes_them() {
     let strings = tricky();
     for s in &strings {
         let mut ev = Event::new(7, s.clone());
-        ev.component = s.clone();
+        ev.component = s.into();
         ev.fields = vec![(s.into(), s.into()), ("k".into(), s.into())];
         assert_eq!(by_hand(&tl, &ev), by_serde(&tl, &ev), "{s:?}");
     }

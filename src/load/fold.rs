@@ -223,12 +223,12 @@ fn materialize(exemplars: &HashMap<u64, Exemplar>, item: Item) -> Option<Event> 
                 else {
                     continue;
                 };
-                for text in [&mut e.message, &mut e.component] {
-                    if text.contains(old) {
-                        *text = text.replace(old, new);
-                    }
+                if e.message.contains(old) {
+                    e.message = e.message.replace(old, new);
                 }
-                for (_, text) in &mut e.fields {
+                for text in
+                    std::iter::once(&mut e.component).chain(e.fields.iter_mut().map(|(_, v)| v))
+                {
                     if text.contains(old) {
                         *text = text.replace(old, new).into();
                     }

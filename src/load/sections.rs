@@ -83,7 +83,7 @@ pub(super) fn push_raw_lines(bytes: &[u8], from: usize, to: usize, out: &mut Par
     let first_line = count_lines(&bytes[..from]) as u32;
     for (no, raw) in parse::lines::split_lines(&bytes[from..to]) {
         let mut ev = Event::new(first_line + no, String::from_utf8_lossy(raw).into_owned());
-        ev.component = "cluster-info".to_string();
+        ev.component = "cluster-info".into();
         out.events.push(ev);
     }
 }

@@ -164,7 +164,7 @@ impl ZapRecord {
                 None => fields.push(("ts".into(), ts.into())),
             }
         }
-        ev.component = logger.unwrap_or_default();
+        ev.component = logger.unwrap_or_default().into();
         if let Some(trailing) = trailing {
             fields.push(("trailing".into(), trailing.into()));
         }
@@ -385,9 +385,7 @@ fn broken_json_event(line: &str) -> Event {
     ev.level = json_string_value(line, "level")
         .and_then(zap_level)
         .unwrap_or_else(|| guess_level(line));
-    ev.component = json_string_value(line, "logger")
-        .unwrap_or_default()
-        .to_string();
+    ev.component = json_string_value(line, "logger").unwrap_or_default().into();
     ev.raw_time = find_date_time(line, 80).map(|(idx, local)| match line.get(idx..).map(instant) {
         Some(Ok((_, utc))) => RawTime::Utc(utc),
         _ => RawTime::Naive(local),
@@ -490,7 +488,7 @@ fn spaced(body: &str, lenient: bool) -> Option<Event> {
 fn zap_event(level: Level, component: &str, message: &str, fields: Vec<(Text, Text)>) -> Event {
     let mut ev = Event::new(0, message.to_string());
     ev.level = level;
-    ev.component = component.to_string();
+    ev.component = component.into();
     ev.fields = fields;
     for (_, value) in &mut ev.fields {
         cap_field(value);
@@ -666,7 +664,7 @@ fn klog(line: &str) -> Option<Event> {
         'E' => Level::Error,
         _ => Level::Critical,
     };
-    ev.component = "klog".to_string();
+    ev.component = "klog".into();
     ev.fields = fields;
     Some(ev)
 }

@@ -73,7 +73,7 @@ fn text_head(line: &str, detail: &Detail) -> Option<Event> {
     ev.fields.push(("pid".into(), pid.into()));
     ev.fields.push(("tid".into(), tid.into()));
     if let Some((name, after)) = rest.strip_prefix('(').and_then(|r| r.split_once(") ")) {
-        ev.component = name.to_string();
+        ev.component = name.into();
         rest = after;
     }
     // `file.cc:29: msg`; since Ray PR #55276 a failed check has two spaces after the colon.
@@ -121,7 +121,7 @@ fn context_fields(msg: &str, fields: &mut Vec<(Text, Text)>) {
 fn json_head(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
     let mut ev = json_record(line, samples)?;
     if let Some(idx) = ev.fields.iter().position(|(k, _)| k == "component") {
-        ev.component = ev.fields.remove(idx).1.into_string();
+        ev.component = ev.fields.remove(idx).1;
     }
     Some(ev)
 }

@@ -39,7 +39,7 @@ fn head_at(line: &str, samples: &mut Vec<Micros>, detail: &Detail) -> Option<Eve
     match line.as_bytes().first()? {
         b'{' => {
             let mut ev = json_record(line, samples)?;
-            ev.component = ev.field("file").unwrap_or_default().to_string();
+            ev.component = ev.field("file").unwrap_or_default().into();
             Some(ev)
         }
         b'0'..=b'9' => text_head(line, samples, detail),
@@ -121,7 +121,7 @@ fn text_head(line: &str, samples: &mut Vec<Micros>, detail: &Detail) -> Option<E
     ev.level = level;
     match located {
         (Some((file, lineno)), Some(msg)) => {
-            ev.component = file.to_string();
+            ev.component = file.into();
             ev.fields.push(("file".into(), file.into()));
             ev.fields.push(("lineno".into(), lineno.into()));
             if let Some(name) = ray_component {

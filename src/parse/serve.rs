@@ -61,7 +61,7 @@ fn text_head(line: &str, detail: &Detail) -> Option<Event> {
     let mut ev = Event::new(0, String::new());
     ev.raw_time = Some(raw);
     ev.level = level;
-    ev.component = name.to_string();
+    ev.component = name.into();
     // Context, location and access fields: one allocation instead of a few regrowths.
     ev.fields.reserve_exact(8);
     ev.fields.push(("component_id".into(), id.into()));
@@ -129,7 +129,7 @@ fn json_head(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
         .or_else(|| ev.field("component_name"))
         .unwrap_or_default()
         .to_string();
-    ev.component = component;
+    ev.component = component.into();
     if ev.field("component_id").is_none() {
         if let Some(replica) = ev.field("replica").map(str::to_string) {
             ev.fields.push(("component_id".into(), replica.into()));

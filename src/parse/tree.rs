@@ -143,7 +143,7 @@ impl EventRecord {
             "Normal" => Level::Info,
             other => Level::parse(other).unwrap_or(Level::Info),
         };
-        ev.component = self.component;
+        ev.component = self.component.into();
         ev.raw_time = self
             .time
             .or(self.last_seen_age_secs.map(|secs| RawTime::Age { secs }));

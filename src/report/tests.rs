@@ -55,7 +55,7 @@ fn ev(file: u32, line: u32, time: &str, level: Level, component: &str, message: 
         .map_or(SourceKind::Unknown, |f| f.1);
     e.ts = if time.is_empty() { None } else { at(time) };
     e.level = level;
-    e.component = component.to_string();
+    e.component = component.into();
     e.n_lines = message.lines().count().max(1) as u32;
     e
 }
