@@ -13,9 +13,14 @@
 //! into its run's buffer: a reader that writes the event and forgets it (the JSON timeline)
 //! allocates nothing per event. [`Spill::merge`] is the same merge with each event made owned.
 //!
+//! A [`Spill::rendered`] keeps of each event only its line, its count of lines and the text a
+//! render wrote of it on the parser threads (the JSON timeline's packed tail), read back by
+//! [`Spill::merge_rendered`]. A stamp takes a tag byte and only the numbers it has.
+//!
 //! Invariant: events come back exactly as they went in (the encoding names every field of
 //! `Event`, so a new field does not compile until it is written here too), but for their
-//! structured fields in a spill made [`Spill::without_fields`].
+//! structured fields in a spill made [`Spill::without_fields`], and but for what a rendered
+//! spill does not keep.
 
 use std::cmp::Reverse;
 use std::collections::binary_heap::{BinaryHeap, PeekMut};
