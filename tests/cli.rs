@@ -9,7 +9,7 @@ use common::{diagnostics, files_under};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> common::Scratch {
     common::scratch("cli", name)
 }
 
@@ -1049,7 +1049,7 @@ fn files_larger_than_a_piece_give_the_same_report_in_every_container() {
 
 /// An archive folder for `raysift batch`: three corpus bundles packed three ways (one in a
 /// sub-folder), a garbage file named like an archive, and a file that is not listed.
-fn batch_archive(test: &str) -> PathBuf {
+fn batch_archive(test: &str) -> common::Scratch {
     let archive = scratch(&format!("{test}-archive"));
     std::fs::create_dir_all(archive.join("2024")).unwrap();
     for (name, pick, dest) in [
@@ -1669,7 +1669,7 @@ fn hostile_files_larger_than_a_piece_are_handled_alike_in_every_container() {
 /// reconcile for hours, across several of the reader's pieces, each reconcile with an id of
 /// its own when `ids`. The sieved analysis folds the repeats; the full parse keeps every
 /// record: both must give the same causes, counts and evidence lines.
-fn storm(name: &str, ids: bool) -> (PathBuf, PathBuf) {
+fn storm(name: &str, ids: bool) -> (common::Scratch, PathBuf) {
     let out = scratch(name);
     let dir = out.join("agent-died-storm");
     copy_tree(&common::root().join("corpus/handmade-agent-died"), &dir);

@@ -7,11 +7,11 @@ mod common;
 
 use common::files_under;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use common::raysift;
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> common::Scratch {
     common::scratch("complete", name)
 }
 

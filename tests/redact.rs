@@ -6,8 +6,6 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use raysift::event::{Event, Level, SourceKind, Timestamp, TsQuality};
 use raysift::inventory::Inventory;
 use raysift::load::FileInfo;
@@ -362,7 +360,7 @@ fn pseudonyms_are_stable_within_a_report() {
     assert_eq!(outs, again);
 }
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> common::Scratch {
     common::scratch("redact", name)
 }
 

@@ -6,7 +6,6 @@
 mod common;
 
 use std::io::Read;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 fn bundle() -> String {
@@ -16,7 +15,7 @@ fn bundle() -> String {
         .into_owned()
 }
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> common::Scratch {
     common::scratch("report", name)
 }
 

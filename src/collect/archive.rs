@@ -158,19 +158,10 @@ mod tests {
         out
     }
 
-    fn scratch(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!(
-            "raysift-unit-collect-{}-{name}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
-    }
-
     #[test]
     fn written_whole_then_renamed_with_unique_names() {
-        let d = scratch("write");
+        let tmp = crate::spill::TempDir::new().unwrap();
+        let d = tmp.path();
         let dest = d.join("b.tar.gz");
         let mut w = Writer::create(&dest, "root", 0, None).unwrap();
         assert_eq!(w.add("a/x.log", b"one\n").unwrap(), "a/x.log");
@@ -189,7 +180,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            std::fs::read_dir(&d).unwrap().count(),
+            std::fs::read_dir(d).unwrap().count(),
             1,
             "no temporary file left"
         );
@@ -197,17 +188,19 @@ mod tests {
 
     #[test]
     fn abandoned_leaves_nothing() {
-        let d = scratch("abandon");
+        let tmp = crate::spill::TempDir::new().unwrap();
+        let d = tmp.path();
         let dest = d.join("b.tar.gz");
         let mut w = Writer::create(&dest, "root", 0, None).unwrap();
         w.add("x.log", b"one\n").unwrap();
         w.abandon();
-        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0);
+        assert_eq!(std::fs::read_dir(d).unwrap().count(), 0);
     }
 
     #[test]
     fn redacted_before_written() {
-        let d = scratch("redact");
+        let tmp = crate::spill::TempDir::new().unwrap();
+        let d = tmp.path();
         let dest = d.join("b.tar.gz");
         let r = Redactor::new(RedactConfig { hosts: false });
         let mut w = Writer::create(&dest, "root", 0, Some(r)).unwrap();

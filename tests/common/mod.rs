@@ -85,12 +85,38 @@ pub fn raysift_env(args: &[&str], env: &[(&str, Option<&str>)]) -> Output {
     cmd.output().expect("the raysift binary runs")
 }
 
-/// A fresh scratch folder for test `name` of suite `suite`, under the temporary folder.
-pub fn scratch(suite: &str, name: &str) -> PathBuf {
+/// A fresh scratch folder for test `name` of suite `suite`, under the temporary folder,
+/// removed with everything in it when dropped (a failed test's is kept for a look).
+pub fn scratch(suite: &str, name: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("raysift-{suite}-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Scratch(dir)
+}
+
+/// A scratch folder ([`scratch`]); it derefs to its path.
+#[derive(Debug)]
+pub struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = PathBuf;
+    fn deref(&self) -> &PathBuf {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 /// The regular files under `root`, sorted, as (relative path with `/`, path).
