@@ -159,6 +159,16 @@ pub fn stream_rendered(
         lines_read: 0,
         detail_of,
     };
+    // Parses a unit and hands it over; its events are freed once the lock is let go (they
+    // are many small allocations).
+    let run = |unit: Unit| {
+        let done = unit.run(detail_of, render);
+        let spent = match deliver.lock() {
+            Ok(mut d) => d.take(done),
+            Err(_) => Vec::new(),
+        };
+        drop(spent);
+    };
     // A unit counts against the byte budget until its events are handed over, so units parsed
     // ahead of a slow one wait in memory only as long as the budget allows.
     let summary = walk_in_parallel(
@@ -172,26 +182,13 @@ pub fn stream_rendered(
                 sink(unit, size);
             })
         },
-        &|unit| {
-            let done = unit.run(detail_of, render);
-            let spent = match deliver.lock() {
-                Ok(mut d) => d.take(done),
-                Err(_) => Vec::new(),
-            };
-            // Freed once the lock is let go: a unit's events are many small allocations.
-            drop(spent);
-        },
+        &run,
     )?;
     // A file whose last piece never came (the walk stopped inside it) ends with its carry.
     if let Some(open) = reader.open.take() {
         let unit = open.finish();
         if let Some(unit) = unit {
-            let done = unit.run(detail_of, render);
-            let spent = match deliver.lock() {
-                Ok(mut d) => d.take(done),
-                Err(_) => Vec::new(),
-            };
-            drop(spent);
+            run(unit);
         }
     }
     let delivery = deliver.into_inner().map_err(|_| OpenError {

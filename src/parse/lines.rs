@@ -267,7 +267,6 @@ impl BadTimes {
     }
 }
 
-/// Cuts a message longer than [`MAX_MESSAGE_BYTES`] at a character boundary, with a marker.
 /// [`cap_message`] for a field's value.
 pub fn cap_field(value: &mut crate::event::Text) {
     if value.len() <= MAX_MESSAGE_BYTES {
@@ -278,6 +277,7 @@ pub fn cap_field(value: &mut crate::event::Text) {
     *value = long.into();
 }
 
+/// Cuts a message longer than [`MAX_MESSAGE_BYTES`] at a character boundary, with a marker.
 pub fn cap_message(message: &mut String) {
     if message.len() <= MAX_MESSAGE_BYTES {
         return;
