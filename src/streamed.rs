@@ -294,20 +294,24 @@ pub fn timeline(
         source_ok.get(file as usize).copied().unwrap_or(false) && query::ts_in_range(ts, lo, hi)
     };
     if spill.is_rendered() {
-        spill.merge_rendered(&resolution, &ids, &mut |ev, _| {
+        // Stretches of the timeline are written on the parser threads at once, and go out
+        // in order.
+        let render = |ev: crate::spill::Placed<'_>, lines: &mut Vec<u8>| {
             if !shown(ev.file, ev.ts) {
                 return Ok(());
             }
-            json_lines.push_head(&mut lines, ev.ts, ev.file, ev.line, ev.n_lines);
-            if !crate::report::timeline::unpack_tail(&mut lines, ev.rendered) {
+            json_lines.push_head(lines, ev.ts, ev.file, ev.line, ev.n_lines);
+            if !crate::report::timeline::unpack_tail(lines, ev.rendered) {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,
                     "spilled event unreadable",
                 ));
             }
-            write_when_full(out, &mut lines)
+            Ok(())
+        };
+        spill.merge_rendered(&resolution, &ids, load.threads, &render, &mut |lines| {
+            out.write_all(lines)
         })?;
-        out.write_all(&lines)?;
         return Ok(timeline.diagnostics);
     }
     // Redacted or text: each event made owned.

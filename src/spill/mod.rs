@@ -33,6 +33,10 @@ use crate::event::{
 };
 use crate::resolve::{Anchor, Carry, Own, Resolution, Stamp};
 
+mod sliced;
+
+pub use sliced::RenderPlaced;
+
 /// A temporary folder, removed with everything in it when dropped.
 pub struct TempDir {
     path: PathBuf,
@@ -175,12 +179,32 @@ impl Pair {
     }
 }
 
+/// Every this many events of a file, a rendered spill notes where the next one lies
+/// ([`Mark`]): where a slice of the merge starts reading the file ([`sliced`]).
+const MARK_STRIDE: u64 = 32;
+
+/// Where the `n`-th event of a file lies, for `n` a multiple of [`MARK_STRIDE`]: the file's
+/// block it is in and how many of that block's records come before it, its record's and
+/// its stamp's offsets, and its line.
+#[derive(Clone, Copy, Debug)]
+struct Mark {
+    block: usize,
+    within: u64,
+    events_at: u64,
+    stamps_at: u64,
+    line: u32,
+}
+
 /// Events put aside per file, in file order.
 pub struct Spill {
     dir: TempDir,
     pair: Pair,
     /// Per file `seq`: its blocks, in order.
     blocks: Vec<Vec<Block>>,
+    /// Per file `seq`, in a rendered spill: its marks, one per [`MARK_STRIDE`] events.
+    marks: Vec<Vec<Mark>>,
+    /// Per file `seq`: its events put aside.
+    counts: Vec<u64>,
     last_seq: Option<u32>,
 }
 
@@ -215,6 +239,8 @@ impl Spill {
             dir,
             pair,
             blocks: Vec::new(),
+            marks: Vec::new(),
+            counts: Vec::new(),
             last_seq: None,
         })
     }
@@ -236,20 +262,39 @@ impl Spill {
         let idx = seq as usize;
         if self.blocks.len() <= idx {
             self.blocks.resize_with(idx + 1, Vec::new);
+            self.marks.resize_with(idx + 1, Vec::new);
+            self.counts.resize(idx + 1, 0);
         }
         let contiguous = self.last_seq == Some(seq);
         let (events_at, stamps_at) = (self.pair.events_len, self.pair.stamps_len);
         self.pair.push(ev, stamp, rendered)?;
         self.last_seq = Some(seq);
         let blocks = &mut self.blocks[idx];
-        match blocks.last_mut() {
-            Some(b) if contiguous => b.count += 1,
-            _ => blocks.push(Block {
+        let within = match blocks.last_mut() {
+            Some(b) if contiguous => {
+                b.count += 1;
+                b.count - 1
+            }
+            _ => {
+                blocks.push(Block {
+                    events_at,
+                    stamps_at,
+                    count: 1,
+                });
+                0
+            }
+        };
+        let n = &mut self.counts[idx];
+        if self.pair.form == Form::Rendered && *n % MARK_STRIDE == 0 {
+            self.marks[idx].push(Mark {
+                block: blocks.len() - 1,
+                within,
                 events_at,
                 stamps_at,
-                count: 1,
-            }),
+                line: ev.line,
+            });
         }
+        *n += 1;
         Ok(())
     }
 
@@ -282,28 +327,6 @@ impl Spill {
         })
     }
 
-    /// Calls `visit` with every event of a [`Spill::rendered`], in timeline order: where it
-    /// lies and its resolved time, with the text rendered of it.
-    pub fn merge_rendered(
-        self,
-        res: &Resolution,
-        ids: &[FileId],
-        visit: &mut dyn FnMut(Placed<'_>, Micros) -> io::Result<()>,
-    ) -> io::Result<()> {
-        self.merge_records(res, ids, &mut |record, file, ts, key| {
-            let mut c = Cursor(record);
-            let (line, n_lines) = c.u32().zip(c.u32()).ok_or_else(unreadable)?;
-            let placed = Placed {
-                ts,
-                file,
-                line,
-                n_lines,
-                rendered: c.0,
-            };
-            visit(placed, key)
-        })
-    }
-
     /// The merge: calls `visit` with every record put aside, in timeline order, with its
     /// file's id, its resolved time and the key it sorts by.
     fn merge_records(
@@ -312,55 +335,11 @@ impl Spill {
         ids: &[FileId],
         visit: &mut VisitRecord<'_>,
     ) -> io::Result<()> {
-        let Spill {
-            dir, pair, blocks, ..
-        } = self;
-        // Sorted runs are written as the spill was.
-        let form = pair.form;
-        let (events_path, stamps_path) = pair.finish()?;
-        let mut sorted_pair: Option<Pair> = None;
-        let mut runs: Vec<RunSpec> = Vec::new();
-        for (seq, file_blocks) in blocks.into_iter().enumerate() {
-            if file_blocks.is_empty() {
-                continue;
-            }
-            let id = ids.get(seq).copied().unwrap_or(0);
-            if in_order(&stamps_path, &file_blocks, res, id)? {
-                runs.push(RunSpec {
-                    id,
-                    sorted: false,
-                    blocks: file_blocks,
-                });
-                continue;
-            }
-            // Times that go back: sorted runs of bounded size, in a second pair of files.
-            if sorted_pair.is_none() {
-                sorted_pair = Some(Pair::create(dir.path(), "sorted", form)?);
-            }
-            let Some(out) = sorted_pair.as_mut() else {
-                continue;
-            };
-            let reader = Run::open(&events_path, &stamps_path, file_blocks)?;
-            for block in sort_runs(reader, out, res, id)? {
-                runs.push(RunSpec {
-                    id,
-                    sorted: true,
-                    blocks: vec![block],
-                });
-            }
-        }
-        let sorted_paths = match sorted_pair {
-            Some(p) => Some(p.finish()?),
-            None => None,
-        };
-        // The merge: one head per run, read into the run's buffer.
-        let mut readers: Vec<(FileId, Run)> = Vec::with_capacity(runs.len());
-        for spec in runs {
-            let (e, s) = match (&sorted_paths, spec.sorted) {
-                (Some((e, s)), true) => (e, s),
-                _ => (&events_path, &stamps_path),
-            };
-            readers.push((spec.id, Run::open(e, s, spec.blocks)?));
+        let runs = self.runs(res, ids)?;
+        // One head per run, read into the run's buffer.
+        let mut readers: Vec<(FileId, Run)> = Vec::with_capacity(runs.specs.len());
+        for spec in &runs.specs {
+            readers.push((spec.id, runs.open(spec)));
         }
         let mut heap = BinaryHeap::with_capacity(readers.len());
         for (i, (id, run)) in readers.iter_mut().enumerate() {
@@ -382,9 +361,115 @@ impl Spill {
             }
         }
         drop(readers);
-        drop(dir);
+        drop(runs);
         Ok(())
     }
+
+    /// Every file's events as runs in timeline order: its blocks as they are when its times
+    /// never go back, else sorted runs of bounded size, written to a second pair of files.
+    fn runs(self, res: &Resolution, ids: &[FileId]) -> io::Result<Runs> {
+        let Spill {
+            dir,
+            pair,
+            blocks,
+            marks,
+            ..
+        } = self;
+        // Sorted runs are written as the spill was.
+        let form = pair.form;
+        let (events_path, stamps_path) = pair.finish()?;
+        let files = shared((events_path, stamps_path.clone()))?;
+        let mut sorted_pair: Option<Pair> = None;
+        let mut specs: Vec<RunSpec> = Vec::new();
+        let mut marks = marks.into_iter();
+        for (seq, file_blocks) in blocks.into_iter().enumerate() {
+            let file_marks = marks.next().unwrap_or_default();
+            if file_blocks.is_empty() {
+                continue;
+            }
+            let id = ids.get(seq).copied().unwrap_or(0);
+            if let Some(keys) = keys_in_order(&stamps_path, &file_blocks, res, id)? {
+                let marks = file_marks
+                    .iter()
+                    .zip(keys)
+                    .map(|(m, key)| RunMark {
+                        key: (key, id, m.line),
+                        block: m.block,
+                        within: m.within,
+                        events_at: m.events_at,
+                        stamps_at: m.stamps_at,
+                    })
+                    .collect();
+                specs.push(RunSpec {
+                    id,
+                    sorted: false,
+                    blocks: file_blocks,
+                    marks,
+                });
+                continue;
+            }
+            // Times that go back: sorted runs of bounded size, in a second pair of files.
+            if sorted_pair.is_none() {
+                sorted_pair = Some(Pair::create(dir.path(), "sorted", form)?);
+            }
+            let Some(out) = sorted_pair.as_mut() else {
+                continue;
+            };
+            let reader = Run::open(&files.0, &files.1, file_blocks, RUN_WINDOW);
+            for (block, marks) in sort_runs(reader, out, res, id)? {
+                specs.push(RunSpec {
+                    id,
+                    sorted: true,
+                    blocks: vec![block],
+                    marks,
+                });
+            }
+        }
+        let sorted = match sorted_pair {
+            Some(p) => Some(shared(p.finish()?)?),
+            None => None,
+        };
+        let window = (RUNS_WINDOWS / specs.len().max(1)).clamp(STAMPS_WINDOW, RUN_WINDOW);
+        Ok(Runs {
+            _dir: dir,
+            files,
+            sorted,
+            specs,
+            window,
+        })
+    }
+}
+
+/// The runs of a merge ([`Spill::runs`]), with the files they lie in.
+struct Runs {
+    /// The folder of the files: removed when the runs are dropped.
+    _dir: TempDir,
+    /// The events and stamps files of the spill.
+    files: (Shared, Shared),
+    /// The events and stamps files of the sorted runs, if a file needed them.
+    sorted: Option<(Shared, Shared)>,
+    specs: Vec<RunSpec>,
+    /// Bytes of its events file each run reads at once.
+    window: usize,
+}
+
+impl Runs {
+    /// A reader of `spec`'s events, at its first.
+    fn open(&self, spec: &RunSpec) -> Run {
+        let (e, s) = match (&self.sorted, spec.sorted) {
+            (Some(sorted), true) => sorted,
+            _ => &self.files,
+        };
+        Run::open(e, s, spec.blocks.clone(), self.window)
+    }
+}
+
+/// Opens a pair of files [`Pair::finish`] gave, to be shared by runs.
+fn shared((events, stamps): (PathBuf, PathBuf)) -> io::Result<(Shared, Shared)> {
+    Ok((
+        Shared::new(File::open(events)?),
+        Shared::new(File::open(stamps)?),
+    ))
 }
 
 /// What the merge calls with each record: the record, its file's id, its resolved time and
@@ -414,13 +499,14 @@ type SortEntry = (Micros, u32, std::ops::Range<usize>, Stamp);
 
 /// Cuts the events of `reader` (one file's, whose times go back) into chunks of at most
 /// [`SORT_CHUNK_BYTES`], sorts each by `(time, line)` (stable: ties keep file order) and
-/// writes it to `out` as one block. The records are copied as they were encoded, not decoded.
+/// writes it to `out` as one block, with its marks. The records are copied as they were
+/// encoded, not decoded.
 fn sort_runs(
     mut reader: Run,
     out: &mut Pair,
     res: &Resolution,
     id: FileId,
-) -> io::Result<Vec<Block>> {
+) -> io::Result<Vec<(Block, Vec<RunMark>)>> {
     let mut blocks = Vec::new();
     let mut bytes: Vec<u8> = Vec::new();
     let mut chunk: Vec<SortEntry> = Vec::new();
@@ -446,109 +532,132 @@ fn sort_runs(
             return Ok(blocks);
         }
         chunk.sort_by_key(|c| (c.0, c.1));
-        blocks.push(Block {
+        let block = Block {
             events_at: out.events_len,
             stamps_at: out.stamps_len,
             count: chunk.len() as u64,
-        });
-        for (_, _, range, stamp) in &chunk {
+        };
+        let mut marks = Vec::new();
+        for (n, (key, line, range, stamp)) in chunk.iter().enumerate() {
+            if n as u64 % MARK_STRIDE == 0 {
+                marks.push(RunMark {
+                    key: (*key, id, *line),
+                    block: 0,
+                    within: n as u64,
+                    events_at: out.events_len,
+                    stamps_at: out.stamps_len,
+                });
+            }
             out.push_raw(bytes.get(range.clone()).unwrap_or_default(), stamp)?;
         }
+        blocks.push((block, marks));
     }
 }
 
-/// Whether a file's events, as put aside, are already in timeline order.
-fn in_order(
+/// Whether a file's events, as put aside, are already in timeline order: if so, the key of
+/// its every [`MARK_STRIDE`]-th event.
+fn keys_in_order(
     stamps_path: &Path,
     blocks: &[Block],
     res: &Resolution,
     id: FileId,
-) -> io::Result<bool> {
+) -> io::Result<Option<Vec<Micros>>> {
     let mut file = BufReader::with_capacity(1 << 16, File::open(stamps_path)?);
     let mut last = Micros::MIN;
+    let mut keys = Vec::new();
+    let mut n = 0u64;
     for b in blocks {
         file.seek(SeekFrom::Start(b.stamps_at))?;
         for _ in 0..b.count {
             let key = res.key(id, &read_stamp(&mut file)?.carry);
             if key < last {
-                return Ok(false);
+                return Ok(None);
             }
+            if n % MARK_STRIDE == 0 {
+                keys.push(key);
+            }
+            n += 1;
             last = key;
         }
     }
-    Ok(true)
+    Ok(Some(keys))
 }
 
+/// A run: one file's events in timeline order, in blocks of the spill's files or of the
+/// sorted ones.
 struct RunSpec {
     id: FileId,
     sorted: bool,
     blocks: Vec<Block>,
+    /// In a rendered spill, where its every [`MARK_STRIDE`]-th event lies and its key.
+    marks: Vec<RunMark>,
 }
 
-/// Bytes of its events file a run reads at once.
-const RUN_WINDOW: usize = 1 << 16;
+/// What a slice of the merge orders by: the first three parts of [`Run::key`].
+type SliceKey = (Micros, FileId, u32);
 
-/// Reads the events of a run's blocks, in order, one record at a time (its stamp into
-/// `stamp`), so that the merge hands out views of it. The record is read where it lies in
-/// the window of the file the run read last, not copied out of it.
-struct Run {
-    events: File,
-    /// Bytes of `events` read: `window[start..end]` are not yet consumed.
-    window: Vec<u8>,
+/// A [`Mark`] of a run, with its event's key.
+#[derive(Clone, Copy, Debug)]
+struct RunMark {
+    key: SliceKey,
+    block: usize,
+    within: u64,
+    events_at: u64,
+    stamps_at: u64,
+}
+
+/// Bytes of its events file a run reads at once, at most.
+const RUN_WINDOW: usize = 1 << 16;
+/// Bytes of the stamps file a run reads at once.
+const STAMPS_WINDOW: usize = 1 << 12;
+/// Bytes a merge's runs read into at once, all told: a bundle of many files gives each run
+/// a smaller window (down to [`STAMPS_WINDOW`]) rather than more memory.
+const RUNS_WINDOWS: usize = 32 << 20;
+
+/// A file shared by every run that reads it, read at a given place (no run moves another's
+/// cursor): a bundle of thousands of files takes two descriptors, not two per file.
+type Shared = std::sync::Arc<File>;
+
+/// Reads `buf.len()` bytes or fewer of `file` at `at`.
+fn read_at(file: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_at(file, buf, at)
+    }
+    #[cfg(windows)]
+    {
+        std::os::windows::fs::FileExt::seek_read(file, buf, at)
+    }
+}
+
+/// The bytes of a file a run reads next: `buf[start..end]` are read and not yet consumed,
+/// and lie just before `pos` in the file.
+struct Window {
+    file: Shared,
+    buf: Vec<u8>,
     start: usize,
     end: usize,
-    /// Where the record read lies in `window`.
-    record: std::ops::Range<usize>,
-    stamps: BufReader<File>,
-    blocks: std::vec::IntoIter<Block>,
-    left: u64,
-    stamp: Stamp,
+    pos: u64,
+    /// Where in the file reading may stop: bytes from there on are read only as far as a
+    /// record that starts before it needs.
+    limit: u64,
 }
 
-impl Run {
-    fn open(events: &Path, stamps: &Path, blocks: Vec<Block>) -> io::Result<Run> {
-        Ok(Run {
-            events: File::open(events)?,
-            window: vec![0; RUN_WINDOW],
+impl Window {
+    fn new(file: Shared, size: usize) -> Window {
+        Window {
+            file,
+            buf: vec![0; size],
             start: 0,
             end: 0,
-            record: 0..0,
-            stamps: BufReader::with_capacity(1 << 12, File::open(stamps)?),
-            blocks: blocks.into_iter(),
-            left: 0,
-            stamp: Stamp {
-                own: Own::None,
-                carry: Carry {
-                    anchor: None,
-                    no_year: None,
-                    age: None,
-                },
-            },
-        })
+            pos: 0,
+            limit: u64::MAX,
+        }
     }
 
-    /// Reads the next record and its stamp; false when the run is done.
-    fn advance(&mut self) -> io::Result<bool> {
-        while self.left == 0 {
-            let Some(b) = self.blocks.next() else {
-                return Ok(false);
-            };
-            self.events.seek(SeekFrom::Start(b.events_at))?;
-            (self.start, self.end) = (0, 0);
-            self.stamps.seek(SeekFrom::Start(b.stamps_at))?;
-            self.left = b.count;
-        }
-        self.left -= 1;
-        self.fill(4)?;
-        let len = Cursor(self.window.get(self.start..).unwrap_or_default())
-            .u32()
-            .unwrap_or(0) as usize;
-        self.start += 4;
-        self.fill(len)?;
-        self.record = self.start..self.start + len;
-        self.start += len;
-        self.stamp = read_stamp(&mut self.stamps)?;
-        Ok(true)
+    /// Reads next at `at` in the file.
+    fn seek(&mut self, at: u64) {
+        (self.start, self.end, self.pos) = (0, 0, at);
     }
 
     /// Makes at least `n` unconsumed bytes lie in the window: moves those there to its
@@ -558,26 +667,110 @@ impl Run {
         if self.end - self.start >= n {
             return Ok(());
         }
-        self.window.copy_within(self.start..self.end, 0);
+        self.buf.copy_within(self.start..self.end, 0);
         (self.start, self.end) = (0, self.end - self.start);
-        if self.window.len() < n {
-            self.window.resize(n, 0);
+        if self.buf.len() < n {
+            self.buf.resize(n, 0);
         }
         while self.end < n {
-            let got = self
-                .events
-                .read(self.window.get_mut(self.end..).unwrap_or_default())?;
+            let wanted = usize::try_from(self.limit.saturating_sub(self.pos)).unwrap_or(usize::MAX);
+            let to = self.end.saturating_add(wanted).max(n).min(self.buf.len());
+            let into = self.buf.get_mut(self.end..to).unwrap_or_default();
+            let got = read_at(&self.file, into, self.pos)?;
             if got == 0 {
                 return Err(io::ErrorKind::UnexpectedEof.into());
             }
             self.end += got;
+            self.pos += got as u64;
         }
         Ok(())
     }
 
+    /// The next `n` bytes, consumed; they stay where they are until the next `fill`.
+    fn take(&mut self, n: usize) -> io::Result<std::ops::Range<usize>> {
+        self.fill(n)?;
+        let at = self.start;
+        self.start += n;
+        Ok(at..at + n)
+    }
+}
+
+/// Reads the events of a run's blocks, in order, one record at a time (its stamp into
+/// `stamp`), so that the merge hands out views of it. The record is read where it lies in
+/// the window of the events file, not copied out of it.
+struct Run {
+    events: Window,
+    stamps: Window,
+    /// Where the record read lies in the events window.
+    record: std::ops::Range<usize>,
+    blocks: Vec<Block>,
+    /// The block read after the one being read.
+    next_block: usize,
+    left: u64,
+    stamp: Stamp,
+}
+
+impl Run {
+    fn open(events: &Shared, stamps: &Shared, blocks: Vec<Block>, window: usize) -> Run {
+        Run {
+            events: Window::new(std::sync::Arc::clone(events), window),
+            stamps: Window::new(std::sync::Arc::clone(stamps), STAMPS_WINDOW),
+            record: 0..0,
+            blocks,
+            next_block: 0,
+            left: 0,
+            stamp: Stamp {
+                own: Own::None,
+                carry: Carry {
+                    anchor: None,
+                    no_year: None,
+                    age: None,
+                },
+            },
+        }
+    }
+
+    /// Reads the next record and its stamp; false when the run is done.
+    fn advance(&mut self) -> io::Result<bool> {
+        while self.left == 0 {
+            let Some(&b) = self.blocks.get(self.next_block) else {
+                return Ok(false);
+            };
+            self.next_block += 1;
+            self.events.seek(b.events_at);
+            self.stamps.seek(b.stamps_at);
+            self.left = b.count;
+        }
+        self.left -= 1;
+        let at = self.events.take(4)?;
+        let len = Cursor(self.events.buf.get(at).unwrap_or_default())
+            .u32()
+            .unwrap_or(0) as usize;
+        self.record = self.events.take(len)?;
+        self.stamps.fill(1)?;
+        let tag = self.stamps.buf.get(self.stamps.start).copied().unwrap_or(0);
+        let rec = self.stamps.take(1 + stamp_rest(tag))?;
+        let rec = self.stamps.buf.get(rec).unwrap_or_default();
+        self.stamp = decode_stamp(rec).ok_or_else(unreadable)?;
+        Ok(true)
+    }
+
+    /// Reads next the event `mark` marks, reading no further than `limit` in the events
+    /// file but for a record that starts before it.
+    fn seek_to(&mut self, mark: &RunMark, limit: u64) {
+        self.next_block = mark.block + 1;
+        self.left = self
+            .blocks
+            .get(mark.block)
+            .map_or(0, |b| b.count.saturating_sub(mark.within));
+        self.events.seek(mark.events_at);
+        self.events.limit = limit;
+        self.stamps.seek(mark.stamps_at);
+    }
+
     /// The record read, as [`encode_event`] wrote it.
     fn record(&self) -> &[u8] {
-        self.window.get(self.record.clone()).unwrap_or_default()
+        self.events.buf.get(self.record.clone()).unwrap_or_default()
     }
 
     /// The line of the record read (the first field of its encoding).
@@ -1064,9 +1257,9 @@ mod tests {
             }
             blocks[file].push(block);
         }
-        let (events, stamps) = pair.finish().unwrap();
+        let (events, stamps) = shared(pair.finish().unwrap()).unwrap();
         for file in 0..2 {
-            let mut run = Run::open(&events, &stamps, blocks[file].clone()).unwrap();
+            let mut run = Run::open(&events, &stamps, blocks[file].clone(), RUN_WINDOW);
             let mut read = Vec::new();
             while run.advance().unwrap() {
                 assert_eq!(run.stamp, stamp(run.line()));
@@ -1094,13 +1287,13 @@ mod tests {
         let text = ",\"source\":\"x\"}\n".as_bytes();
         pair.push(&ev, &stamp, text).unwrap();
         let count = 1;
-        let (events, stamps) = pair.finish().unwrap();
+        let (events, stamps) = shared(pair.finish().unwrap()).unwrap();
         let block = Block {
             events_at: 0,
             stamps_at: 0,
             count,
         };
-        let mut run = Run::open(&events, &stamps, vec![block]).unwrap();
+        let mut run = Run::open(&events, &stamps, vec![block], RUN_WINDOW);
         assert!(run.advance().unwrap());
         assert_eq!(run.stamp, stamp);
         assert_eq!(run.line(), 41);
