@@ -113,14 +113,16 @@ pub fn push_tail(out: &mut Vec<u8>, ev: &EventRef<'_>) {
 }
 
 /// An event's tail ([`push_tail`]) packed for a spill: the parts every tail writes alike (its
-/// keys, quotes and punctuation) left out, the source and levels as numbers. A quarter of a
-/// typical tail; [`unpack_tail`] writes the tail again. The JSON timeline of a large bundle
-/// goes to disk and back before it is written, and what it costs there is its size.
+/// keys, quotes and punctuation) left out, the source and levels as numbers, the field keys
+/// raysift's parsers give most as numbers. Under a third of a typical tail; [`unpack_tail`]
+/// writes the tail again. The JSON timeline of a large bundle goes to disk and back before
+/// it is written, and what it costs there is its size.
 ///
 /// Layout: the source's index in `SourceKind::ALL`; the level shown and, in the high half,
 /// the level logged (`LEVELS` indices, 15 when the same); the component and the message as
-/// escaped JSON string contents, each after its length (LEB128); and the fields object as
-/// [`push_tail`] writes it, to the end.
+/// escaped JSON string contents, each after its length (LEB128); then to the end the fields
+/// in the order the object lists them, each its key (its index in [`KNOWN_KEYS`], or
+/// [`OTHER_KEY`] and the key as the message is) and its value as the message is.
 pub fn pack_tail(out: &mut Vec<u8>, ev: &EventRef<'_>) {
     let shown = crate::explain::shown_level_of(ev.level, ev.message, ev.kind);
     let kind = SourceKind::ALL
@@ -136,7 +138,132 @@ pub fn pack_tail(out: &mut Vec<u8>, ev: &EventRef<'_>) {
     out.push(level_index(shown) | logged << 4);
     push_sized(out, |out| json_str_contents(out, ev.component));
     push_sized(out, |out| json_str_contents(out, ev.message));
-    json_fields(out, ev.fields);
+    with_object_fields(ev.fields, |pairs| {
+        for &(k, v) in pairs {
+            match known_key(k) {
+                Some(i) => out.push(i),
+                None => {
+                    out.push(OTHER_KEY);
+                    push_sized(out, |out| json_str_contents(out, k));
+                }
+            }
+            push_sized(out, |out| json_str_contents(out, v));
+        }
+    });
+}
+
+/// Field keys a packed tail gives by their index: those raysift's parsers give (the most
+/// frequent first), and the common ones of Ray Serve's and the KubeRay operator's structured
+/// logs. None needs escaping in JSON.
+const KNOWN_KEYS: [&str; 62] = [
+    "file",
+    "lineno",
+    "http_method",
+    "http_path",
+    "http_status",
+    "component_id",
+    "latency_ms",
+    "request_id",
+    "pid",
+    "tid",
+    "client",
+    "http_bytes",
+    "user_agent",
+    "reconcileID",
+    "RayService.name",
+    "RayService.namespace",
+    "RayCluster.name",
+    "RayCluster.namespace",
+    "RayJob.name",
+    "RayJob.namespace",
+    "reason",
+    "app",
+    "namespace",
+    "name",
+    "object",
+    "path",
+    "value",
+    "error",
+    "controller",
+    "controllerGroup",
+    "controllerKind",
+    "component_name",
+    "replica",
+    "deployment",
+    "application",
+    "route",
+    "worker_id",
+    "actor_id",
+    "node_id",
+    "job_id",
+    "task_id",
+    "call_method",
+    "call_status",
+    "actor_name",
+    "marker",
+    "count",
+    "seconds",
+    "age",
+    "type",
+    "source",
+    "time_utc",
+    "object_kind",
+    "object_name",
+    "first_seen_age_secs",
+    "first_seen_utc",
+    "event_name",
+    "thread",
+    "ray_component",
+    "elapsed_s",
+    "ip",
+    "node",
+    "level",
+];
+
+/// The tag of a field key in a packed tail that is not one of [`KNOWN_KEYS`].
+const OTHER_KEY: u8 = u8::MAX;
+
+/// Slots of [`KNOWN_KEY_SLOTS`]: a power of two well above the keys' count.
+const KEY_SLOTS: usize = 256;
+
+/// Where a key's search in [`KNOWN_KEY_SLOTS`] starts: from its length and a few of its
+/// bytes, the ones that tell the known keys apart.
+const fn key_slot(k: &[u8]) -> usize {
+    let n = k.len();
+    if n == 0 {
+        return 0;
+    }
+    let mix = n * 31 + k[0] as usize * 7 + k[n - 1] as usize * 131 + k[n / 2] as usize * 17;
+    mix % KEY_SLOTS
+}
+
+/// An open-addressed table of [`KNOWN_KEYS`]: each key's index at its slot or the first free
+/// one after it, [`OTHER_KEY`] in free slots.
+const KNOWN_KEY_SLOTS: [u8; KEY_SLOTS] = {
+    let mut slots = [OTHER_KEY; KEY_SLOTS];
+    let mut i = 0;
+    while i < KNOWN_KEYS.len() {
+        let mut at = key_slot(KNOWN_KEYS[i].as_bytes());
+        while slots[at] != OTHER_KEY {
+            at = (at + 1) % KEY_SLOTS;
+        }
+        slots[at] = i as u8;
+        i += 1;
+    }
+    slots
+};
+
+/// The index of `k` in [`KNOWN_KEYS`].
+fn known_key(k: &str) -> Option<u8> {
+    let mut at = key_slot(k.as_bytes());
+    loop {
+        let i = *KNOWN_KEY_SLOTS.get(at)?;
+        let known = KNOWN_KEYS.get(usize::from(i))?;
+        if *known == k {
+            return Some(i);
+        }
+        at = (at + 1) % KEY_SLOTS;
+    }
 }
 
 /// Writes what [`push_tail`] wrote of the event [`pack_tail`] packed into `packed`; false,
@@ -158,9 +285,10 @@ pub fn unpack_tail(out: &mut Vec<u8>, packed: &[u8]) -> bool {
     let Some((component, rest)) = take_sized(rest) else {
         return false;
     };
-    let Some((message, fields)) = take_sized(rest) else {
+    let Some((message, mut fields)) = take_sized(rest) else {
         return false;
     };
+    let at = out.len();
     out.extend_from_slice(b",\"source\":");
     json_plain(out, kind.as_str());
     out.extend_from_slice(b",\"level\":");
@@ -173,10 +301,44 @@ pub fn unpack_tail(out: &mut Vec<u8>, packed: &[u8]) -> bool {
     out.extend_from_slice(component);
     out.extend_from_slice(b"\",\"message\":\"");
     out.extend_from_slice(message);
-    out.extend_from_slice(b"\",\"fields\":");
-    out.extend_from_slice(fields);
-    out.extend_from_slice(b"}\n");
+    out.extend_from_slice(b"\",\"fields\":{");
+    let mut first = true;
+    while let Some((&tag, rest)) = fields.split_first() {
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        out.push(b'"');
+        let rest = match KNOWN_KEYS.get(usize::from(tag)) {
+            Some(key) => {
+                out.extend_from_slice(key.as_bytes());
+                rest
+            }
+            None if tag == OTHER_KEY => match take_sized(rest) {
+                Some((key, rest)) => {
+                    out.extend_from_slice(key);
+                    rest
+                }
+                None => return unwritten(out, at),
+            },
+            None => return unwritten(out, at),
+        };
+        let Some((value, rest)) = take_sized(rest) else {
+            return unwritten(out, at);
+        };
+        out.extend_from_slice(b"\":\"");
+        out.extend_from_slice(value);
+        out.push(b'"');
+        fields = rest;
+    }
+    out.extend_from_slice(b"}}\n");
     true
+}
+
+/// Takes back what [`unpack_tail`] wrote from `at` on, for a packed tail it cannot read.
+fn unwritten(out: &mut Vec<u8>, at: usize) -> bool {
+    out.truncate(at);
+    false
 }
 
 /// Levels by their index in a packed tail.
@@ -250,6 +412,23 @@ const STACK_FIELDS: usize = 16;
 /// The fields as a JSON object: sorted by key, the first value of a repeated key kept (what
 /// a map filled with `or_insert` gave).
 fn json_fields(out: &mut Vec<u8>, fields: Fields<'_>) {
+    out.push(b'{');
+    with_object_fields(fields, |pairs| {
+        for (i, &(k, v)) in pairs.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            json_str(out, k);
+            out.push(b':');
+            json_str(out, v);
+        }
+    });
+    out.push(b'}');
+}
+
+/// Calls `write` with the fields as the JSON object lists them: sorted by key, the first
+/// value of a repeated key kept.
+fn with_object_fields(fields: Fields<'_>, write: impl FnOnce(&[(&str, &str)])) {
     let mut stack = [("", ""); STACK_FIELDS];
     let mut n = 0;
     let mut more: Vec<(&str, &str)> = Vec::new();
@@ -274,21 +453,20 @@ fn json_fields(out: &mut Vec<u8>, fields: Fields<'_>) {
     };
     // Stable: of equal keys, the first in the event's order comes first.
     pairs.sort_by(|a, b| a.0.cmp(b.0));
-    out.push(b'{');
-    let mut last: Option<&str> = None;
-    for &(k, v) in pairs.iter() {
-        if last == Some(k) {
-            continue;
+    let mut kept = pairs.len();
+    if pairs.windows(2).any(|w| w[0].0 == w[1].0) {
+        let mut last: Option<&str> = None;
+        kept = 0;
+        for i in 0..pairs.len() {
+            let k = pairs[i].0;
+            if last != Some(k) {
+                pairs.swap(kept, i);
+                kept += 1;
+                last = Some(k);
+            }
         }
-        if last.is_some() {
-            out.push(b',');
-        }
-        last = Some(k);
-        json_str(out, k);
-        out.push(b':');
-        json_str(out, v);
     }
-    out.push(b'}');
+    write(pairs.get(..kept).unwrap_or_default());
 }
 
 /// What each byte is written as inside a JSON string, as serde_json escapes it: 0 for
@@ -534,6 +712,28 @@ mod tests {
                     assert_eq!(marks.trailing_zeros() / 8, at as u32, "{word:?}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn every_known_key_is_found_at_its_index_and_no_other_key_is() {
+        for (i, k) in KNOWN_KEYS.iter().enumerate() {
+            assert_eq!(known_key(k), Some(i as u8), "{k}");
+            assert_eq!(by_hand(k), format!("\"{k}\""), "{k} needs escaping");
+            assert!(!KNOWN_KEYS[..i].contains(k), "{k} twice");
+        }
+        assert!(KNOWN_KEYS.len() < usize::from(OTHER_KEY));
+        for k in [
+            "",
+            "fil",
+            "files",
+            "File",
+            "lineno ",
+            "http_statu",
+            "RayService",
+            "名前",
+        ] {
+            assert_eq!(known_key(k), None, "{k}");
         }
     }
 
