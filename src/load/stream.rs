@@ -80,6 +80,9 @@ impl Rendered {
         let mut r = Rendered::default();
         if let Some(render) = render {
             r.ends.reserve_exact(events.len());
+            // About what a packed JSON tail takes, so that the text is seldom moved as it
+            // grows.
+            r.bytes.reserve(events.len() * 160);
             for ev in events {
                 if !ev.light {
                     render(ev, &mut r.bytes);

@@ -285,9 +285,51 @@ pub fn find_date_time(line: &str, window: usize) -> Option<(usize, Micros)> {
     None
 }
 
+/// `s` split around its first `b`, an ASCII byte: `str::split_once` for one ASCII byte,
+/// a plain scan rather than a char searcher (which calls `memcmp` at every candidate). The
+/// hot paths of the line parsers split short words this way.
+pub(crate) fn split_once_byte(s: &str, b: u8) -> Option<(&str, &str)> {
+    debug_assert!(b.is_ascii());
+    let i = s.bytes().position(|c| c == b)?;
+    Some((s.get(..i)?, s.get(i + 1..)?))
+}
+
+/// `s` split around its last `b`, an ASCII byte ([`split_once_byte`] from the end).
+pub(crate) fn rsplit_once_byte(s: &str, b: u8) -> Option<(&str, &str)> {
+    debug_assert!(b.is_ascii());
+    let i = s.bytes().rposition(|c| c == b)?;
+    Some((s.get(..i)?, s.get(i + 1..)?))
+}
+
+/// Whether `s` holds the byte `b`.
+pub(crate) fn has_byte(s: &str, b: u8) -> bool {
+    s.bytes().any(|c| c == b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn byte_splits_are_the_char_splits_of_an_ascii_byte() {
+        for s in [
+            "",
+            " ",
+            "a b c",
+            "é ü:x",
+            "no-space",
+            "a:b:c",
+            "日本 語",
+            "x=1 y=2",
+        ] {
+            for b in [b' ', b':', b'='] {
+                let c = char::from(b);
+                assert_eq!(split_once_byte(s, b), s.split_once(c), "{s:?} {c:?}");
+                assert_eq!(rsplit_once_byte(s, b), s.rsplit_once(c), "{s:?} {c:?}");
+                assert_eq!(has_byte(s, b), s.contains(c), "{s:?} {c:?}");
+            }
+        }
+    }
     use crate::event::format_rfc3339;
 
     fn utc(r: IResult<&str, Micros>) -> String {

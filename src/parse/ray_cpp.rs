@@ -13,7 +13,7 @@
 
 use crate::event::{Event, Level, Micros, RawTime, Text, MICROS_PER_SEC};
 use crate::parse::lines::{parse_records, Continuation};
-use crate::parse::primitives::{date_time, klog_header};
+use crate::parse::primitives::{date_time, klog_header, rsplit_once_byte, split_once_byte};
 use crate::parse::ray_python::{file_line, json_record, split_word};
 use crate::parse::{Detail, ParseOutput};
 
@@ -94,7 +94,7 @@ fn text_head(line: &str, detail: &Detail) -> Option<Event> {
 /// `WithField` context is appended as ` key=value`. Only trailing `*_id=` pairs are taken:
 /// they are unambiguous, and the message itself is left whole for the rules.
 fn context_fields(msg: &str, fields: &mut Vec<(Text, Text)>) {
-    let Some((_, last)) = msg.rsplit_once(' ') else {
+    let Some((_, last)) = rsplit_once_byte(msg, b' ') else {
         return;
     };
     if !last.contains("_id=") {
@@ -102,7 +102,7 @@ fn context_fields(msg: &str, fields: &mut Vec<(Text, Text)>) {
     }
     let start = fields.len();
     for token in msg.rsplit(' ') {
-        match token.split_once('=') {
+        match split_once_byte(token, b'=') {
             Some((key, value))
                 if key.ends_with("_id")
                     && key.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') =>

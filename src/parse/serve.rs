@@ -12,7 +12,7 @@
 
 use crate::event::{Event, Level, Micros, RawTime, Text};
 use crate::parse::lines::{parse_records, Continuation};
-use crate::parse::primitives::date_time;
+use crate::parse::primitives::{date_time, split_once_byte};
 use crate::parse::ray_python::{file_line, json_record, split_word};
 use crate::parse::{Detail, ParseOutput};
 
@@ -41,7 +41,7 @@ fn head_at(line: &str, samples: &mut Vec<Micros>, detail: &Detail) -> Option<Eve
 }
 
 fn text_head(line: &str, detail: &Detail) -> Option<Event> {
-    let (level_tok, rest) = line.split_once(' ')?;
+    let (level_tok, rest) = split_once_byte(line, b' ')?;
     if level_tok.len() > 8 || !level_tok.bytes().all(|b| b.is_ascii_uppercase()) {
         return None;
     }
@@ -51,7 +51,7 @@ fn text_head(line: &str, detail: &Detail) -> Option<Event> {
     }
     let (rest, local) = date_time(rest).ok()?;
     let rest = rest.strip_prefix(' ')?;
-    let (name, rest) = rest.split_once(' ')?;
+    let (name, rest) = split_once_byte(rest, b' ')?;
     let raw = RawTime::Naive(local);
     if !detail.full_at(Some(&raw), level) {
         return Some(Event::light(Some(raw), level));
