@@ -234,12 +234,18 @@ pub fn timeline(
         crate::report::timeline::pack_tail(out, &ev.view());
     };
     let rendered = output.json && output.redactor.is_none();
+    let render = crate::load::Render {
+        write: &render,
+        // `take` reads the text for `--level` (the level shown may depend on the
+        // message), `--grep` and the object filters.
+        keeps_text: q.min_level.is_some() || q.grep.is_some() || q.objects.is_some(),
+    };
     let (outline, spill) = spilled(
         path,
         load,
         time,
         &|_, _| detail.clone(),
-        rendered.then_some(&render as &crate::load::Render),
+        rendered.then_some(&render),
         &mut take,
         if rendered {
             Spill::rendered()?

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use raysift::bundle::Limits;
 use raysift::event::{Event, Level};
-use raysift::load::{load, stream_at, stream_rendered, DetailOf, LoadConfig};
+use raysift::load::{load, stream_at, stream_rendered, DetailOf, LoadConfig, Render};
 use raysift::parse::{Detail, Spans};
 
 fn config(threads: usize) -> LoadConfig {
@@ -259,7 +259,9 @@ fn files_of_many_units_stream_as_they_load() {
 
 /// What a render writes on the parser threads is handed over with each event as delivered:
 /// also where delivery changed the event after it was rendered (the actor marker of a worker
-/// file parsed in many units), and nothing for a light event.
+/// file parsed in many units), and nothing for a light event. A render whose consumer does
+/// not read the text once rendered gets the same, and the events come without their text
+/// but for a worker log's, which delivery may change.
 #[test]
 fn each_event_comes_with_what_the_render_wrote_of_it_as_delivered() {
     let dir = std::env::temp_dir().join(format!("raysift-render-{}", std::process::id()));
@@ -271,38 +273,52 @@ fn each_event_comes_with_what_the_render_wrote_of_it_as_delivered() {
         );
     };
     let mut checked = 0usize;
-    let mut actors = 0usize;
+    let mut actors = [0usize; 2];
+    let mut without_text = 0usize;
+    let mut written: std::collections::HashMap<(String, u32), Vec<u8>> = Default::default();
     let some_light = |_: &str, _: raysift::event::SourceKind| Detail::AtLeast(Level::Warning);
-    for threads in [1, 3] {
-        stream_rendered(
-            &dir,
-            &config(threads),
-            &some_light,
-            Some(&render),
-            &mut |batch| {
-                for (i, ev) in batch.events.iter().enumerate() {
-                    let mut want = Vec::new();
-                    if !ev.light {
-                        render(ev, &mut want);
-                        checked += 1;
-                        actors += usize::from(ev.field("actor_name").is_some());
+    for keeps_text in [true, false] {
+        for threads in [1, 3] {
+            let hook = Render {
+                write: &render,
+                keeps_text,
+            };
+            stream_rendered(
+                &dir,
+                &config(threads),
+                &some_light,
+                Some(&hook),
+                &mut |batch| {
+                    for (i, ev) in batch.events.iter().enumerate() {
+                        let got = batch.rendered.get(i);
+                        let at = format!("{}:{}", batch.path, ev.line);
+                        if ev.light {
+                            assert!(got.is_empty(), "{at}");
+                            continue;
+                        }
+                        actors[usize::from(!keeps_text)] +=
+                            usize::from(ev.field("actor_name").is_some());
+                        let key = (batch.path.to_string(), ev.line);
+                        if keeps_text {
+                            let mut want = Vec::new();
+                            render(ev, &mut want);
+                            assert_eq!(got, &want[..], "{at}");
+                            written.insert(key, want);
+                            checked += 1;
+                        } else {
+                            assert_eq!(Some(got), written.get(&key).map(|w| &w[..]), "{at}");
+                            without_text += usize::from(ev.message.is_empty());
+                        }
                     }
-                    assert_eq!(
-                        batch.rendered.get(i),
-                        &want[..],
-                        "{}:{}",
-                        batch.path,
-                        ev.line
-                    );
-                }
-            },
-        )
-        .unwrap();
+                },
+            )
+            .unwrap();
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
     assert!(
-        checked > 1000 && actors > 100,
-        "{checked} events, {actors} with an actor"
+        checked > 1000 && actors[0] > 100 && actors[1] == actors[0] && without_text > 1000,
+        "{checked} events, {actors:?} with an actor, {without_text} without text"
     );
 }
 

@@ -33,7 +33,7 @@ use router::Router;
 use sections::{parse_sections, split_cluster_info_sections};
 use windows::parse_sieved;
 
-pub use stream::{stream, stream_at, stream_rendered, Batch, Render, Rendered, Streamed};
+pub use stream::{stream, stream_at, stream_rendered, Batch, Render, RenderFn, Rendered, Streamed};
 
 use crate::bundle::{self, Buffers, Entry, Limits, OpenError};
 use crate::classify::classify;

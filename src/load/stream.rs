@@ -64,7 +64,20 @@ pub struct Batch<'a> {
 /// writes is handed over with the event ([`Batch::rendered`]), so that the consumer, which
 /// runs one batch at a time, only copies it. It sees the event with its kind set, its line
 /// numbers not yet made the file's own, and never a light event.
-pub type Render<'a> = dyn Fn(&Event, &mut Vec<u8>) + Sync + 'a;
+pub type RenderFn<'a> = dyn Fn(&Event, &mut Vec<u8>) + Sync + 'a;
+
+/// A read's [`RenderFn`], and whether its consumer reads an event's text once it is
+/// rendered.
+#[derive(Clone, Copy)]
+pub struct Render<'a> {
+    pub write: &'a RenderFn<'a>,
+    /// When false, each rendered event's message and fields are freed on the parser thread
+    /// as soon as it is rendered (where the memory was just written, and without the
+    /// delivery's lock), and the consumer sees them empty: but for the events of a worker
+    /// log, which delivery may mend and render again, and those with a `path` field, which
+    /// say when and how a bundle was collected (`resolve::Tracker::observe`).
+    pub keeps_text: bool,
+}
 
 /// The text a [`Render`] wrote of each event of a batch, one after the other.
 #[derive(Debug, Default)]
@@ -78,7 +91,7 @@ impl Rendered {
     /// Renders `events` with `render`, if there is one.
     fn of(events: &[Event], render: Option<&Render<'_>>) -> Rendered {
         let mut r = Rendered::default();
-        if let Some(render) = render {
+        if let Some(Render { write: render, .. }) = render {
             r.ends.reserve_exact(events.len());
             // About what a packed JSON tail takes, so that the text is seldom moved as it
             // grows.
@@ -330,7 +343,18 @@ impl Unit {
                         ev.kind = kind;
                     }
                 }
-                Rendered::of(&out.events, Some(render))
+                let rendered = Rendered::of(&out.events, Some(render));
+                if !render.keeps_text && Format::of(kind) != Format::Worker {
+                    for ev in out
+                        .events
+                        .iter_mut()
+                        .filter(|ev| ev.field("path").is_none())
+                    {
+                        ev.message = String::new();
+                        ev.fields = Vec::new();
+                    }
+                }
+                rendered
             }
             None => Rendered::default(),
         };
