@@ -156,16 +156,42 @@ fn tricky_strings_are_escaped_as_serde_escapes_them() {
 #[test]
 fn repeated_keys_keep_their_first_value() {
     let tl = common::timeline(&common::root().join("corpus/handmade-agent-died"), 1);
-    for n in [0, 1, 2, 15, 16, 17, 40] {
-        let mut ev = Event::new(3, "m");
-        for i in 0..n {
-            // Unsorted, with prefixes of one another and repeats on both sides of the
-            // sixteenth field.
-            let key = ["b", "a", "ab", "a.b", "é", "B", "", "b"][i % 8];
-            ev.fields.push((key.into(), format!("v{i}").into()));
+    // Keys of no parser; keys raysift's parsers give (packed by their number); both.
+    let key_sets = [
+        ["b", "a", "ab", "a.b", "é", "B", "", "b"],
+        [
+            "lineno",
+            "file",
+            "RayService.name",
+            "RayService",
+            "file",
+            "pid",
+            "tid",
+            "lineno",
+        ],
+        [
+            "file",
+            "fil",
+            "files",
+            "lineno",
+            "file",
+            "a",
+            "http_path",
+            "http_path.",
+        ],
+    ];
+    for keys in key_sets {
+        for n in [0, 1, 2, 15, 16, 17, 40] {
+            let mut ev = Event::new(3, "m");
+            for i in 0..n {
+                // Unsorted, with prefixes of one another and repeats on both sides of the
+                // sixteenth field.
+                let key = keys[i % 8];
+                ev.fields.push((key.into(), format!("v{i}").into()));
+            }
+            let got = by_hand(&tl, &ev);
+            assert_eq!(got, by_serde(&tl, &ev), "{n} fields of {keys:?}");
         }
-        let got = by_hand(&tl, &ev);
-        assert_eq!(got, by_serde(&tl, &ev), "{n} fields");
     }
 }
 

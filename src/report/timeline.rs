@@ -138,7 +138,39 @@ pub fn pack_tail(out: &mut Vec<u8>, ev: &EventRef<'_>) {
     out.push(level_index(shown) | logged << 4);
     push_sized(out, |out| json_str_contents(out, ev.component));
     push_sized(out, |out| json_str_contents(out, ev.message));
-    with_object_fields(ev.fields, |pairs| {
+    pack_fields(out, ev.fields);
+}
+
+/// The fields of a packed tail. Most events' keys are all known ones: those are ordered by
+/// their rank among the known keys ([`KEY_RANK`]), not compared as strings.
+fn pack_fields(out: &mut Vec<u8>, fields: Fields<'_>) {
+    let mut known = [(0u8, ""); STACK_FIELDS];
+    let mut n = 0;
+    for (k, v) in fields {
+        match (known_key(k), known.get_mut(n)) {
+            (Some(tag), Some(slot)) => {
+                *slot = (tag, v);
+                n += 1;
+            }
+            _ => return pack_fields_by_name(out, fields),
+        }
+    }
+    let pairs = known.get_mut(..n).unwrap_or_default();
+    // Stable: of equal keys, the first in the event's order comes first, and is kept.
+    pairs.sort_by_key(|&(tag, _)| KEY_RANK.get(usize::from(tag)).copied());
+    let mut last = None;
+    for &(tag, v) in pairs.iter() {
+        if last != Some(tag) {
+            last = Some(tag);
+            out.push(tag);
+            push_sized(out, |out| json_str_contents(out, v));
+        }
+    }
+}
+
+/// [`pack_fields`] for any keys: ordered as strings.
+fn pack_fields_by_name(out: &mut Vec<u8>, fields: Fields<'_>) {
+    with_object_fields(fields, |pairs| {
         for &(k, v) in pairs {
             match known_key(k) {
                 Some(i) => out.push(i),
@@ -220,6 +252,34 @@ const KNOWN_KEYS: [&str; 62] = [
     "level",
 ];
 
+/// Each known key's place among the known keys sorted as strings (bytewise, as `str`
+/// sorts): what orders the fields of an object whose keys are all known.
+const KEY_RANK: [u8; KNOWN_KEYS.len()] = {
+    const fn less(a: &[u8], b: &[u8]) -> bool {
+        let mut i = 0;
+        while i < a.len() && i < b.len() {
+            if a[i] != b[i] {
+                return a[i] < b[i];
+            }
+            i += 1;
+        }
+        a.len() < b.len()
+    }
+    let mut rank = [0u8; KNOWN_KEYS.len()];
+    let mut i = 0;
+    while i < KNOWN_KEYS.len() {
+        let mut j = 0;
+        while j < KNOWN_KEYS.len() {
+            if less(KNOWN_KEYS[j].as_bytes(), KNOWN_KEYS[i].as_bytes()) {
+                rank[i] += 1;
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+    rank
+};
+
 /// The tag of a field key in a packed tail that is not one of [`KNOWN_KEYS`].
 const OTHER_KEY: u8 = u8::MAX;
 
@@ -253,13 +313,19 @@ const KNOWN_KEY_SLOTS: [u8; KEY_SLOTS] = {
     slots
 };
 
+/// Whether two short byte strings are equal, compared in line (a key is a few bytes: a
+/// call to `memcmp` for each costs more than the comparison).
+fn same_short(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0, |diff, (x, y)| diff | (x ^ y)) == 0
+}
+
 /// The index of `k` in [`KNOWN_KEYS`].
 fn known_key(k: &str) -> Option<u8> {
     let mut at = key_slot(k.as_bytes());
     loop {
         let i = *KNOWN_KEY_SLOTS.get(at)?;
         let known = KNOWN_KEYS.get(usize::from(i))?;
-        if *known == k {
+        if same_short(known.as_bytes(), k.as_bytes()) {
             return Some(i);
         }
         at = (at + 1) % KEY_SLOTS;
@@ -723,6 +789,11 @@ mod tests {
             assert!(!KNOWN_KEYS[..i].contains(k), "{k} twice");
         }
         assert!(KNOWN_KEYS.len() < usize::from(OTHER_KEY));
+        let mut sorted = KNOWN_KEYS.to_vec();
+        sorted.sort();
+        for (i, k) in KNOWN_KEYS.iter().enumerate() {
+            assert_eq!(sorted[usize::from(KEY_RANK[i])], *k);
+        }
         for k in [
             "",
             "fil",
