@@ -300,8 +300,8 @@ pub fn timeline(
         source_ok.get(file as usize).copied().unwrap_or(false) && query::ts_in_range(ts, lo, hi)
     };
     if spill.is_rendered() {
-        // Stretches of the timeline are written on the parser threads at once, and go out
-        // in order.
+        // Stretches of the timeline are written on as many threads as the read had, at
+        // once, and go out in order.
         let render = |ev: crate::spill::Placed<'_>, lines: &mut Vec<u8>| {
             if !shown(ev.file, ev.ts) {
                 return Ok(());
