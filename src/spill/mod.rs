@@ -339,7 +339,7 @@ impl Spill {
         // One head per run, read into the run's buffer.
         let mut readers: Vec<(FileId, Run)> = Vec::with_capacity(runs.specs.len());
         for spec in &runs.specs {
-            readers.push((spec.id, runs.open(spec)));
+            readers.push((spec.id, runs.open(spec, 1)));
         }
         let mut heap = BinaryHeap::with_capacity(readers.len());
         for (i, (id, run)) in readers.iter_mut().enumerate() {
@@ -429,13 +429,11 @@ impl Spill {
             Some(p) => Some(shared(p.finish()?)?),
             None => None,
         };
-        let window = (RUNS_WINDOWS / specs.len().max(1)).clamp(STAMPS_WINDOW, RUN_WINDOW);
         Ok(Runs {
             _dir: dir,
             files,
             sorted,
             specs,
-            window,
         })
     }
 }
@@ -449,18 +447,19 @@ struct Runs {
     /// The events and stamps files of the sorted runs, if a file needed them.
     sorted: Option<(Shared, Shared)>,
     specs: Vec<RunSpec>,
-    /// Bytes of its events file each run reads at once.
-    window: usize,
 }
 
 impl Runs {
-    /// A reader of `spec`'s events, at its first.
-    fn open(&self, spec: &RunSpec) -> Run {
+    /// A reader of `spec`'s events, at its first, one of `sets` readers of every run
+    /// (one a thread) that share [`RUNS_WINDOWS`].
+    fn open(&self, spec: &RunSpec, sets: usize) -> Run {
         let (e, s) = match (&self.sorted, spec.sorted) {
             (Some(sorted), true) => sorted,
             _ => &self.files,
         };
-        Run::open(e, s, spec.blocks.clone(), self.window)
+        let readers = self.specs.len().saturating_mul(sets).max(1);
+        let window = (RUNS_WINDOWS / readers).clamp(MIN_WINDOW, RUN_WINDOW);
+        Run::open(e, s, spec.blocks.clone(), window)
     }
 }
 
@@ -606,13 +605,13 @@ struct RunMark {
     stamps_at: u64,
 }
 
-/// Bytes of its events file a run reads at once, at most.
+/// Bytes of its events file a run reads at once, at most (its stamps file: a sixteenth).
 const RUN_WINDOW: usize = 1 << 16;
-/// Bytes of the stamps file a run reads at once.
-const STAMPS_WINDOW: usize = 1 << 12;
 /// Bytes a merge's runs read into at once, all told: a bundle of many files gives each run
-/// a smaller window (down to [`STAMPS_WINDOW`]) rather than more memory.
+/// a smaller window (down to [`MIN_WINDOW`]) rather than more memory.
 const RUNS_WINDOWS: usize = 32 << 20;
+/// The least a run reads of its events file at once.
+const MIN_WINDOW: usize = 1 << 11;
 
 /// A file shared by every run that reads it, read at a given place (no run moves another's
 /// cursor): a bundle of thousands of files takes two descriptors, not two per file.
@@ -714,7 +713,7 @@ impl Run {
     fn open(events: &Shared, stamps: &Shared, blocks: Vec<Block>, window: usize) -> Run {
         Run {
             events: Window::new(std::sync::Arc::clone(events), window),
-            stamps: Window::new(std::sync::Arc::clone(stamps), STAMPS_WINDOW),
+            stamps: Window::new(std::sync::Arc::clone(stamps), (window / 16).max(1 << 9)),
             record: 0..0,
             blocks,
             next_block: 0,

@@ -72,7 +72,7 @@ impl Spill {
         };
         let count = bounds.len() + 1;
         if threads <= 1 || count == 1 {
-            let mut readers = slices.readers();
+            let mut readers = slices.readers(1);
             let mut buf = Vec::new();
             for s in 0..count {
                 buf.clear();
@@ -95,7 +95,9 @@ fn bounds(runs: &Runs, per_slice: u64) -> Vec<SliceKey> {
         .collect();
     keys.sort_unstable();
     keys.dedup();
-    let step = usize::try_from(per_slice / MARK_STRIDE).unwrap_or(1).max(1);
+    let step = usize::try_from(per_slice / MARK_STRIDE)
+        .unwrap_or(usize::MAX)
+        .max(1);
     keys.into_iter().skip(step).step_by(step).collect()
 }
 
@@ -110,9 +112,13 @@ struct Slices<'a> {
 }
 
 impl Slices<'_> {
-    /// A reader for every run, not yet placed.
-    fn readers(&self) -> Vec<Run> {
-        self.runs.specs.iter().map(|s| self.runs.open(s)).collect()
+    /// A reader for every run, not yet placed, for one of `sets` threads.
+    fn readers(&self, sets: usize) -> Vec<Run> {
+        self.runs
+            .specs
+            .iter()
+            .map(|s| self.runs.open(s, sets))
+            .collect()
     }
 
     /// Renders the events of slice `s` into `out`, in timeline order.
@@ -217,7 +223,7 @@ fn in_order(
             let done_tx = done_tx.clone();
             let (next, progress, spare) = (&next, &progress, &spare);
             scope.spawn(move || {
-                let mut readers = slices.readers();
+                let mut readers = slices.readers(threads);
                 loop {
                     let s = next.fetch_add(1, Ordering::Relaxed);
                     if s >= count {
@@ -410,6 +416,24 @@ mod tests {
                     assert!(writes > 20, "{writes} slices of {per_slice}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_bundle_of_thousands_of_files_merges_in_small_windows() {
+        let files: Files = (0..3000u32)
+            .map(|f| {
+                vec![
+                    (1, Some(i64::from(f % 97))),
+                    (2, Some(i64::from(f % 89) + 50)),
+                ]
+            })
+            .collect();
+        let expected = serial(&files);
+        for threads in [1, 4] {
+            let (got, writes) = sliced(&files, threads, 256);
+            assert!(got == expected, "{threads} threads");
+            assert!(writes > 10, "{writes} slices");
         }
     }
 
