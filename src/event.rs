@@ -84,6 +84,21 @@ pub enum Level {
 }
 
 impl Level {
+    /// Every level, least severe first: a level's place here is its [`Level::index`].
+    pub const ALL: [Level; 6] = [
+        Level::Trace,
+        Level::Debug,
+        Level::Info,
+        Level::Warning,
+        Level::Error,
+        Level::Critical,
+    ];
+
+    /// The level's place in [`Level::ALL`]: how a spilled record writes it in a byte.
+    pub fn index(self) -> u8 {
+        self as u8
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Level::Trace => "trace",
@@ -192,6 +207,11 @@ impl SourceKind {
         SourceKind::BundleMeta,
         SourceKind::Unknown,
     ];
+
+    /// The kind's place in [`SourceKind::ALL`]: how a spilled record writes it in a byte.
+    pub fn index(self) -> u8 {
+        self as u8
+    }
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -698,6 +718,16 @@ impl fmt::Write for Rfc3339 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_level_and_a_source_kind_are_at_their_index_in_all() {
+        for (i, l) in Level::ALL.iter().enumerate() {
+            assert_eq!(usize::from(l.index()), i);
+        }
+        for (i, k) in SourceKind::ALL.iter().enumerate() {
+            assert_eq!(usize::from(k.index()), i);
+        }
+    }
 
     #[test]
     fn civil_round_trip() {

@@ -118,24 +118,20 @@ pub fn push_tail(out: &mut Vec<u8>, ev: &EventRef<'_>) {
 /// writes the tail again. The JSON timeline of a large bundle goes to disk and back before
 /// it is written, and what it costs there is its size.
 ///
-/// Layout: the source's index in `SourceKind::ALL`; the level shown and, in the high half,
-/// the level logged (`LEVELS` indices, 15 when the same); the component and the message as
+/// Layout: the source's index (`SourceKind::index`); the level shown and, in the high half,
+/// the level logged (`Level::index`, 15 when the same); the component and the message as
 /// escaped JSON string contents, each after its length (LEB128); then to the end the fields
 /// in the order the object lists them, each its key (its index in [`KNOWN_KEYS`], or
 /// [`OTHER_KEY`] and the key as the message is) and its value as the message is.
 pub fn pack_tail(out: &mut Vec<u8>, ev: &EventRef<'_>) {
     let shown = crate::explain::shown_level_of(ev.level, ev.message, ev.kind);
-    let kind = SourceKind::ALL
-        .iter()
-        .position(|k| *k == ev.kind)
-        .unwrap_or(0);
-    out.push(kind as u8);
+    out.push(ev.kind.index());
     let logged = if shown == ev.level {
         15
     } else {
-        level_index(ev.level)
+        ev.level.index()
     };
-    out.push(level_index(shown) | logged << 4);
+    out.push(shown.index() | logged << 4);
     push_sized(out, |out| json_str_contents(out, ev.component));
     push_sized(out, |out| json_str_contents(out, ev.message));
     pack_fields(out, ev.fields);
@@ -343,11 +339,11 @@ pub fn unpack_tail(out: &mut Vec<u8>, packed: &[u8]) -> bool {
     };
     let (Some(kind), Some(shown)) = (
         SourceKind::ALL.get(kind as usize),
-        LEVELS.get((levels & 15) as usize),
+        Level::ALL.get((levels & 15) as usize),
     ) else {
         return false;
     };
-    let logged = LEVELS.get((levels >> 4) as usize);
+    let logged = Level::ALL.get((levels >> 4) as usize);
     let Some((component, rest)) = take_sized(rest) else {
         return false;
     };
@@ -405,20 +401,6 @@ pub fn unpack_tail(out: &mut Vec<u8>, packed: &[u8]) -> bool {
 fn unwritten(out: &mut Vec<u8>, at: usize) -> bool {
     out.truncate(at);
     false
-}
-
-/// Levels by their index in a packed tail.
-const LEVELS: [Level; 6] = [
-    Level::Trace,
-    Level::Debug,
-    Level::Info,
-    Level::Warning,
-    Level::Error,
-    Level::Critical,
-];
-
-fn level_index(l: Level) -> u8 {
-    LEVELS.iter().position(|x| *x == l).unwrap_or(2) as u8
 }
 
 /// Appends what `write` writes, after its length in LEB128: one byte is set aside for it, and
@@ -810,7 +792,7 @@ mod tests {
 
     #[test]
     fn raysift_names_need_no_escaping() {
-        let levels = LEVELS;
+        let levels = Level::ALL;
         let qualities = [
             TsQuality::Exact,
             TsQuality::InferredZone,

@@ -784,28 +784,6 @@ impl Run {
     }
 }
 
-fn level_code(l: Level) -> u8 {
-    match l {
-        Level::Trace => 0,
-        Level::Debug => 1,
-        Level::Info => 2,
-        Level::Warning => 3,
-        Level::Error => 4,
-        Level::Critical => 5,
-    }
-}
-
-fn level_of(c: u8) -> Level {
-    match c {
-        0 => Level::Trace,
-        1 => Level::Debug,
-        3 => Level::Warning,
-        4 => Level::Error,
-        5 => Level::Critical,
-        _ => Level::Info,
-    }
-}
-
 /// Every field of the event but `file` and `ts`, which the merge sets, and `repeat`: the full
 /// parse does not fold. The line comes first (the merge orders by it without decoding the
 /// rest), then the other numbers, the byte lengths of every string, and last the strings
@@ -828,10 +806,9 @@ fn encode_event(buf: &mut Vec<u8>, ev: &Event, with_fields: bool) {
     } = ev;
     buf.extend_from_slice(&line.to_le_bytes());
     buf.extend_from_slice(&n_lines.to_le_bytes());
-    let k = SourceKind::ALL.iter().position(|k| k == kind).unwrap_or(0);
-    buf.push(k as u8);
+    buf.push(kind.index());
     // The high bit marks a light event.
-    buf.push(level_code(*level) | if *light { 0x80 } else { 0 });
+    buf.push(level.index() | if *light { 0x80 } else { 0 });
     match raw_time {
         None => buf.push(0),
         Some(RawTime::Utc(t)) => {
@@ -948,7 +925,10 @@ fn decode_event(bytes: &[u8]) -> Option<EventRef<'_>> {
         line,
         n_lines,
         kind,
-        level: level_of(level_byte & 0x7f),
+        level: Level::ALL
+            .get(usize::from(level_byte & 0x7f))
+            .copied()
+            .unwrap_or(Level::Info),
         light: level_byte & 0x80 != 0,
         component,
         message,
