@@ -390,14 +390,11 @@ impl Spill {
             let id = ids.get(seq).copied().unwrap_or(0);
             if let Some(keys) = keys_in_order(&stamps_path, &file_blocks, res, id)? {
                 let marks = file_marks
-                    .iter()
+                    .into_iter()
                     .zip(keys)
-                    .map(|(m, key)| RunMark {
-                        key: (key, id, m.line),
-                        block: m.block,
-                        within: m.within,
-                        events_at: m.events_at,
-                        stamps_at: m.stamps_at,
+                    .map(|(at, key)| RunMark {
+                        key: (key, id, at.line),
+                        at,
                     })
                     .collect();
                 specs.push(RunSpec {
@@ -539,12 +536,16 @@ fn sort_runs(
         let mut marks = Vec::new();
         for (n, (key, line, range, stamp)) in chunk.iter().enumerate() {
             if n as u64 % MARK_STRIDE == 0 {
-                marks.push(RunMark {
-                    key: (*key, id, *line),
+                let at = Mark {
                     block: 0,
                     within: n as u64,
                     events_at: out.events_len,
                     stamps_at: out.stamps_len,
+                    line: *line,
+                };
+                marks.push(RunMark {
+                    key: (*key, id, *line),
+                    at,
                 });
             }
             out.push_raw(bytes.get(range.clone()).unwrap_or_default(), stamp)?;
@@ -599,10 +600,7 @@ type SliceKey = (Micros, FileId, u32);
 #[derive(Clone, Copy, Debug)]
 struct RunMark {
     key: SliceKey,
-    block: usize,
-    within: u64,
-    events_at: u64,
-    stamps_at: u64,
+    at: Mark,
 }
 
 /// Bytes of its events file a run reads at once, at most (its stamps file: a sixteenth).
@@ -756,7 +754,7 @@ impl Run {
 
     /// Reads next the event `mark` marks, reading no further than `limit` in the events
     /// file but for a record that starts before it.
-    fn seek_to(&mut self, mark: &RunMark, limit: u64) {
+    fn seek_to(&mut self, mark: &Mark, limit: u64) {
         self.next_block = mark.block + 1;
         self.left = self
             .blocks

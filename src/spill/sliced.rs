@@ -138,8 +138,8 @@ impl Slices<'_> {
             let Some(mark) = marks.get(from).filter(|_| from < to) else {
                 continue;
             };
-            let limit = marks.get(to).map_or(u64::MAX, |m| m.events_at);
-            run.seek_to(mark, limit);
+            let limit = marks.get(to).map_or(u64::MAX, |m| m.at.events_at);
+            run.seek_to(&mark.at, limit);
             while run.advance()? {
                 let key = slice_key(run, res, spec.id, i);
                 if lo.is_some_and(|lo| key.0 < lo) {
