@@ -206,6 +206,14 @@ impl Redactor {
         }
     }
 
+    /// [`Redactor::in_place`] for a short inline text (a component, a field's value).
+    fn text_in_place(&mut self, s: &mut crate::event::Text) {
+        let out = self.text(s);
+        if out != *s {
+            *s = out.into();
+        }
+    }
+
     /// Redacts one record of a sequence (timeline events, table rows in order): a private
     /// key or an environment value split over several records is masked too.
     fn record_text(&mut self, s: &mut String) -> bool {
@@ -258,10 +266,7 @@ impl Redactor {
     pub fn event_in_sequence(&mut self, ev: &mut Event) {
         {
             let secret = self.record_text(&mut ev.message);
-            let component = self.text(&ev.component);
-            if component != ev.component {
-                ev.component = component.into();
-            }
+            self.text_in_place(&mut ev.component);
             let secret_object = ev
                 .fields
                 .iter()
@@ -283,10 +288,7 @@ impl Redactor {
                         *v = MASK.into();
                     }
                 } else {
-                    let out = self.text(v);
-                    if out != *v {
-                        *v = out.into();
-                    }
+                    self.text_in_place(v);
                 }
             }
         }

@@ -293,9 +293,7 @@ pub fn timeline(
         out,
         ..
     } = output;
-    // JSON lines gather here and go out in large writes.
     let json_lines = crate::report::timeline::JsonLines::new(&timeline);
-    let mut lines: Vec<u8> = Vec::with_capacity(LINES_BYTES + (1 << 16));
     let shown = |file: FileId, ts| {
         source_ok.get(file as usize).copied().unwrap_or(false) && query::ts_in_range(ts, lo, hi)
     };
@@ -320,7 +318,9 @@ pub fn timeline(
         })?;
         return Ok(timeline.diagnostics);
     }
-    // Redacted or text: each event made owned.
+    // Redacted or text: each event made owned. JSON lines gather here and go out in large
+    // writes.
+    let mut lines: Vec<u8> = Vec::with_capacity(LINES_BYTES + (1 << 16));
     spill.merge_refs(&resolution, &ids, &mut |ev, _| {
         if !shown(ev.file, ev.ts) {
             return Ok(());

@@ -309,6 +309,7 @@ pub(crate) fn has_byte(s: &str, b: u8) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::format_rfc3339;
 
     #[test]
     fn byte_splits_are_the_char_splits_of_an_ascii_byte() {
@@ -330,7 +331,6 @@ mod tests {
             }
         }
     }
-    use crate::event::format_rfc3339;
 
     fn utc(r: IResult<&str, Micros>) -> String {
         match r {
