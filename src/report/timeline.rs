@@ -6,9 +6,12 @@
 //! streamed timeline writes each event straight from the spill's record; it is byte for byte
 //! what serde_json wrote of the struct it replaced (`tests/timeline_json.rs`).
 
+use std::cell::Cell;
 use std::io::{self, Write};
 
-use crate::event::{Event, EventRef, Fields, FileId, Level, Rfc3339, SourceKind, Timestamp};
+use crate::event::{
+    Event, EventRef, Fields, FileId, Level, Micros, Rfc3339, SourceKind, Timestamp, MICROS_PER_SEC,
+};
 use crate::report::style::Style;
 use crate::timeline::Timeline;
 
@@ -70,7 +73,7 @@ impl JsonLines {
             Some(t) => {
                 out.push(b'"');
                 // Digits, `-`, `:`, `.`, `T` and `Z`: nothing to escape.
-                out.extend_from_slice(Rfc3339::of(t.micros).as_bytes());
+                push_rfc3339(out, t.micros);
                 out.push(b'"');
             }
             None => out.extend_from_slice(b"null"),
@@ -87,6 +90,54 @@ impl JsonLines {
         out.extend_from_slice(b",\"n_lines\":");
         json_u32(out, n_lines);
     }
+}
+
+thread_local! {
+    /// The last second [`push_rfc3339`] wrote on this thread, and its date and time up to the
+    /// fraction's point: neighbours in a timeline mostly share their second.
+    static LAST_SECOND: Cell<(i64, [u8; SECOND_HEAD])> = const { Cell::new((i64::MIN, [0; SECOND_HEAD])) };
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.`
+const SECOND_HEAD: usize = 20;
+
+/// Appends the time as [`Rfc3339`] writes it; the part to the second is written once a
+/// second, not once an event.
+fn push_rfc3339(out: &mut Vec<u8>, micros: Micros) {
+    let secs = micros.div_euclid(MICROS_PER_SEC);
+    let frac = micros.rem_euclid(MICROS_PER_SEC);
+    let head = LAST_SECOND.with(|last| {
+        let (at, head) = last.get();
+        if at == secs {
+            return Some(head);
+        }
+        // A whole second is written with three zeros after its point: its head is what
+        // comes before them, for a four-digit year.
+        let whole = Rfc3339::of(secs * MICROS_PER_SEC);
+        let head: [u8; SECOND_HEAD] = whole
+            .as_bytes()
+            .strip_suffix(b"000Z")
+            .and_then(|h| h.try_into().ok())?;
+        last.set((secs, head));
+        Some(head)
+    });
+    let Some(head) = head else {
+        // A year of more or fewer than four digits.
+        return out.extend_from_slice(Rfc3339::of(micros).as_bytes());
+    };
+    out.extend_from_slice(&head);
+    let (mut v, width) = if frac % 1000 == 0 {
+        (frac / 1000, 3)
+    } else {
+        (frac, 6)
+    };
+    let mut digits = [b'0'; 7];
+    digits[width] = b'Z';
+    for slot in digits.get_mut(..width).unwrap_or_default().iter_mut().rev() {
+        *slot = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    out.extend_from_slice(digits.get(..=width).unwrap_or_default());
 }
 
 /// Appends the rest of an event's JSON line after [`JsonLines::push_head`], from the `source`
@@ -124,16 +175,29 @@ pub fn push_tail(out: &mut Vec<u8>, ev: &EventRef<'_>) {
 /// in the order the object lists them, each its key (its index in [`KNOWN_KEYS`], or
 /// [`OTHER_KEY`] and the key as the message is) and its value as the message is.
 pub fn pack_tail(out: &mut Vec<u8>, ev: &EventRef<'_>) {
-    let shown = crate::explain::shown_level_of(ev.level, ev.message, ev.kind);
     out.push(ev.kind.index());
+    let levels = out.len();
+    out.push(0);
+    push_sized(out, |out| {
+        json_str_contents(out, ev.component);
+    });
+    let mut lines = false;
+    push_sized(out, |out| lines = json_str_contents(out, ev.message));
+    // The level shown differs from the one logged only for a message of several lines:
+    // whether it has one was seen as it was escaped.
+    let shown = if lines {
+        crate::explain::shown_level_of(ev.level, ev.message, ev.kind)
+    } else {
+        ev.level
+    };
     let logged = if shown == ev.level {
         15
     } else {
         ev.level.index()
     };
-    out.push(shown.index() | logged << 4);
-    push_sized(out, |out| json_str_contents(out, ev.component));
-    push_sized(out, |out| json_str_contents(out, ev.message));
+    if let Some(slot) = out.get_mut(levels) {
+        *slot = shown.index() | logged << 4;
+    }
     pack_fields(out, ev.fields);
 }
 
@@ -159,7 +223,9 @@ fn pack_fields(out: &mut Vec<u8>, fields: Fields<'_>) {
         if last != Some(tag) {
             last = Some(tag);
             out.push(tag);
-            push_sized(out, |out| json_str_contents(out, v));
+            push_sized(out, |out| {
+                json_str_contents(out, v);
+            });
         }
     }
 }
@@ -172,10 +238,14 @@ fn pack_fields_by_name(out: &mut Vec<u8>, fields: Fields<'_>) {
                 Some(i) => out.push(i),
                 None => {
                     out.push(OTHER_KEY);
-                    push_sized(out, |out| json_str_contents(out, k));
+                    push_sized(out, |out| {
+                        json_str_contents(out, k);
+                    });
                 }
             }
-            push_sized(out, |out| json_str_contents(out, v));
+            push_sized(out, |out| {
+                json_str_contents(out, v);
+            });
         }
     });
 }
@@ -312,7 +382,24 @@ const KNOWN_KEY_SLOTS: [u8; KEY_SLOTS] = {
 /// Whether two short byte strings are equal, compared in line (a key is a few bytes: a
 /// call to `memcmp` for each costs more than the comparison).
 fn same_short(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0, |diff, (x, y)| diff | (x ^ y)) == 0
+    if a.len() != b.len() {
+        return false;
+    }
+    let (mut wa, mut wb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let words = (&mut wa)
+        .zip(&mut wb)
+        .fold(0, |diff, (x, y)| diff | (word(x) ^ word(y)));
+    let tail = wa
+        .remainder()
+        .iter()
+        .zip(wb.remainder())
+        .fold(0, |diff, (x, y)| diff | (x ^ y));
+    words == 0 && tail == 0
+}
+
+/// Eight bytes as a number.
+fn word(bytes: &[u8]) -> u64 {
+    bytes.try_into().map_or(0, u64::from_ne_bytes)
 }
 
 /// The index of `k` in [`KNOWN_KEYS`].
@@ -545,14 +632,16 @@ fn json_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
-/// What is between the quotes of [`json_str`].
-fn json_str_contents(out: &mut Vec<u8>, s: &str) {
+/// What is between the quotes of [`json_str`]. Returns whether `s` holds a newline.
+fn json_str_contents(out: &mut Vec<u8>, s: &str) -> bool {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
+    let mut newline = false;
     // Bytes before `start` are written.
     let mut start = 0;
     while let Some(i) = next_escaped(bytes, start) {
         let b = bytes.get(i).copied().unwrap_or(0);
+        newline |= b == b'\n';
         let esc = ESCAPE[b as usize];
         out.extend_from_slice(bytes.get(start..i).unwrap_or_default());
         out.push(b'\\');
@@ -563,6 +652,7 @@ fn json_str_contents(out: &mut Vec<u8>, s: &str) {
         start = i + 1;
     }
     out.extend_from_slice(bytes.get(start..).unwrap_or_default());
+    newline
 }
 
 /// Where the first byte at or after `from` that needs escaping is: eight bytes at a time (a
@@ -760,6 +850,35 @@ mod tests {
                     assert_eq!(marks.trailing_zeros() / 8, at as u32, "{word:?}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_time_is_written_as_rfc3339_writes_it_whatever_the_second_before() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let day = 86_400 * MICROS_PER_SEC;
+        let mut times = vec![0, -1, 1, 999, 1000, MICROS_PER_SEC - 1, -MICROS_PER_SEC];
+        // Around 2024, the same second again and again, then anywhere in the years a log may
+        // hold, and years of other widths.
+        let base = 19_998 * day;
+        for _ in 0..2000 {
+            let r = next();
+            let t = base + (r % (3 * MICROS_PER_SEC as u64)) as i64;
+            times.push(t);
+            times.push(t - t.rem_euclid(1000));
+            times.push((r % (200 * 365 * day as u64)) as i64 - 50 * 365 * day);
+        }
+        times.extend([-719_529 * day, 2_932_897 * day, 2_932_896 * day + 5]);
+        for t in times {
+            let mut out = Vec::new();
+            push_rfc3339(&mut out, t);
+            assert_eq!(out, Rfc3339::of(t).as_bytes(), "{t}");
         }
     }
 
