@@ -129,37 +129,46 @@ impl Pair {
         })
     }
 
+    /// Appends a record: its length (LEB128), then its line and count of lines (LEB128
+    /// too), then for a rendered spill the text rendered, else the rest of the event
+    /// ([`encode_event`]).
     fn push(&mut self, ev: &Event, stamp: &Stamp, rendered: &[u8]) -> io::Result<()> {
         let at = self.pending.len();
-        self.pending.extend_from_slice(&[0; 4]);
         match self.form {
             Form::Rendered => {
-                self.pending.extend_from_slice(&ev.line.to_le_bytes());
-                self.pending.extend_from_slice(&ev.n_lines.to_le_bytes());
+                let len =
+                    varint_len(ev.line.into()) + varint_len(ev.n_lines.into()) + rendered.len();
+                put_varint(&mut self.pending, len as u64);
+                put_varint(&mut self.pending, ev.line.into());
+                put_varint(&mut self.pending, ev.n_lines.into());
                 self.pending.extend_from_slice(rendered);
             }
-            form => encode_event(&mut self.pending, ev, form == Form::Whole),
+            form => {
+                encode_event(&mut self.pending, ev, form == Form::Whole);
+                let len = self.pending.len() - at;
+                let mut prefix = Vec::with_capacity(10);
+                put_varint(&mut prefix, len as u64);
+                self.pending.splice(at..at, prefix);
+            }
         }
-        let len = self.pending.len() - at - 4;
-        if let Some(slot) = self.pending.get_mut(at..at + 4) {
-            slot.copy_from_slice(&(len as u32).to_le_bytes());
-        }
+        let len = self.pending.len() - at;
         self.pushed(len, stamp)
     }
 
-    /// Appends a record as [`encode_event`] wrote it: a sorted run copies its records
-    /// without decoding them.
+    /// Appends a record as [`Pair::push`] wrote it but its length: a sorted run copies its
+    /// records without decoding them.
     fn push_raw(&mut self, record: &[u8], stamp: &Stamp) -> io::Result<()> {
-        self.pending
-            .extend_from_slice(&(record.len() as u32).to_le_bytes());
+        let at = self.pending.len();
+        put_varint(&mut self.pending, record.len() as u64);
         self.pending.extend_from_slice(record);
-        self.pushed(record.len(), stamp)
+        let len = self.pending.len() - at;
+        self.pushed(len, stamp)
     }
 
-    /// Counts the record of `len` bytes just made pending, writes its stamp, and writes the
-    /// pending records once they are many.
+    /// Counts the record of `len` bytes (its length's included) just made pending, writes
+    /// its stamp, and writes the pending records once they are many.
     fn pushed(&mut self, len: usize, stamp: &Stamp) -> io::Result<()> {
-        self.events_len += len as u64 + 4;
+        self.events_len += len as u64;
         let mut s = [0u8; STAMP_MAX];
         let n = encode_stamp(&mut s, stamp);
         let s = s.get(..n).unwrap_or_default();
@@ -335,7 +344,7 @@ impl Spill {
         ids: &[FileId],
         visit: &mut VisitRecord<'_>,
     ) -> io::Result<()> {
-        let runs = self.runs(res, ids)?;
+        let runs = self.runs(res, ids, 1)?;
         // One head per run, read into the run's buffer.
         let mut readers: Vec<(FileId, Run)> = Vec::with_capacity(runs.specs.len());
         for spec in &runs.specs {
@@ -367,7 +376,8 @@ impl Spill {
 
     /// Every file's events as runs in timeline order: its blocks as they are when its times
     /// never go back, else sorted runs of bounded size, written to a second pair of files.
-    fn runs(self, res: &Resolution, ids: &[FileId]) -> io::Result<Runs> {
+    /// Whether each file's times go back is read on `threads` threads at once.
+    fn runs(self, res: &Resolution, ids: &[FileId], threads: usize) -> io::Result<Runs> {
         let Spill {
             dir,
             pair,
@@ -379,16 +389,23 @@ impl Spill {
         let form = pair.form;
         let (events_path, stamps_path) = pair.finish()?;
         let files = shared((events_path, stamps_path.clone()))?;
+        let id_of = |seq: usize| ids.get(seq).copied().unwrap_or(0);
+        let in_order = each_in_parallel(blocks.len(), threads, |seq| {
+            match blocks.get(seq).filter(|b| !b.is_empty()) {
+                Some(file_blocks) => keys_in_order(&stamps_path, file_blocks, res, id_of(seq)),
+                None => Ok(None),
+            }
+        });
         let mut sorted_pair: Option<Pair> = None;
         let mut specs: Vec<RunSpec> = Vec::new();
         let mut marks = marks.into_iter();
-        for (seq, file_blocks) in blocks.into_iter().enumerate() {
+        for ((seq, file_blocks), in_order) in blocks.into_iter().enumerate().zip(in_order) {
             let file_marks = marks.next().unwrap_or_default();
             if file_blocks.is_empty() {
                 continue;
             }
-            let id = ids.get(seq).copied().unwrap_or(0);
-            if let Some(keys) = keys_in_order(&stamps_path, &file_blocks, res, id)? {
+            let id = id_of(seq);
+            if let Some(keys) = in_order? {
                 let marks = file_marks
                     .into_iter()
                     .zip(keys)
@@ -516,7 +533,7 @@ fn sort_runs(
             }
             let at = bytes.len();
             bytes.extend_from_slice(reader.record());
-            size += reader.record().len() as u64 + 4 + SORT_ENTRY_BYTES;
+            size += reader.record().len() as u64 + 5 + SORT_ENTRY_BYTES;
             chunk.push((
                 res.key(id, &reader.stamp.carry),
                 reader.line(),
@@ -552,6 +569,36 @@ fn sort_runs(
         }
         blocks.push((block, marks));
     }
+}
+
+/// `f` of every number below `n`, in order, worked out on `threads` threads at once.
+fn each_in_parallel<T: Send>(n: usize, threads: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    if threads <= 1 || n <= 1 {
+        return (0..n).map(f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, T)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads.min(n))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut got = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if i >= n {
+                            return got;
+                        }
+                        got.push((i, f(i)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    done.sort_unstable_by_key(|&(i, _)| i);
+    done.into_iter().map(|(_, t)| t).collect()
 }
 
 /// Whether a file's events, as put aside, are already in timeline order: if so, the key of
@@ -683,6 +730,20 @@ impl Window {
         Ok(())
     }
 
+    /// A number [`put_varint`] wrote, consumed.
+    fn varint(&mut self) -> io::Result<u64> {
+        let mut v = 0u64;
+        for i in 0..10 {
+            let at = self.take(1)?;
+            let b = self.buf.get(at.start).copied().unwrap_or(0);
+            v |= u64::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(unreadable())
+    }
+
     /// The next `n` bytes, consumed; they stay where they are until the next `fill`.
     fn take(&mut self, n: usize) -> io::Result<std::ops::Range<usize>> {
         self.fill(n)?;
@@ -739,11 +800,10 @@ impl Run {
             self.left = b.count;
         }
         self.left -= 1;
-        let at = self.events.take(4)?;
-        let len = Cursor(self.events.buf.get(at).unwrap_or_default())
-            .u32()
-            .unwrap_or(0) as usize;
-        self.record = self.events.take(len)?;
+        let len = self.events.varint()?;
+        self.record = self
+            .events
+            .take(usize::try_from(len).map_err(|_| unreadable())?)?;
         self.stamps.fill(1)?;
         let tag = self.stamps.buf.get(self.stamps.start).copied().unwrap_or(0);
         let rec = self.stamps.take(1 + stamp_rest(tag))?;
@@ -772,7 +832,7 @@ impl Run {
 
     /// The line of the record read (the first field of its encoding).
     fn line(&self) -> u32 {
-        Cursor(self.record()).u32().unwrap_or(0)
+        Cursor(self.record()).varint().unwrap_or(0)
     }
 
     /// What orders the record read in the merge: its time, its file, its line, then the run
@@ -802,8 +862,8 @@ fn encode_event(buf: &mut Vec<u8>, ev: &Event, with_fields: bool) {
         message,
         fields,
     } = ev;
-    buf.extend_from_slice(&line.to_le_bytes());
-    buf.extend_from_slice(&n_lines.to_le_bytes());
+    put_varint(buf, (*line).into());
+    put_varint(buf, (*n_lines).into());
     buf.push(kind.index());
     // The high bit marks a light event.
     buf.push(level.index() | if *light { 0x80 } else { 0 });
@@ -849,6 +909,22 @@ fn encode_event(buf: &mut Vec<u8>, ev: &Event, with_fields: bool) {
     }
 }
 
+/// Appends `v` in LEB128: seven bits a byte, the low ones first, the high bit set on every
+/// byte but the last. A record's length, line and count of lines take a byte or three, not
+/// four each.
+fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        buf.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    buf.push(v as u8);
+}
+
+/// The bytes [`put_varint`] writes of `v`.
+fn varint_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
 /// A cursor over an encoded record.
 struct Cursor<'a>(&'a [u8]);
 
@@ -869,6 +945,18 @@ impl<'a> Cursor<'a> {
             .and_then(|b| b.try_into().ok())
             .map(u32::from_le_bytes)
     }
+    /// A number [`put_varint`] wrote, that fits a `u32`.
+    fn varint(&mut self) -> Option<u32> {
+        let mut v = 0u64;
+        for i in 0..5 {
+            let b = self.u8()?;
+            v |= u64::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                return u32::try_from(v).ok();
+            }
+        }
+        None
+    }
     fn i64(&mut self) -> Option<i64> {
         self.take(8)
             .and_then(|b| b.try_into().ok())
@@ -881,8 +969,8 @@ impl<'a> Cursor<'a> {
 /// that is not UTF-8.
 fn decode_event(bytes: &[u8]) -> Option<EventRef<'_>> {
     let mut c = Cursor(bytes);
-    let line = c.u32()?;
-    let n_lines = c.u32()?;
+    let line = c.varint()?;
+    let n_lines = c.varint()?;
     let kind = SourceKind::ALL
         .get(c.u8()? as usize)
         .copied()
@@ -1159,6 +1247,24 @@ mod tests {
     }
 
     #[test]
+    fn a_number_comes_back_as_it_was_written_in_as_many_bytes_as_said() {
+        let mut values = vec![0u64, 1, 127, 128, 255, 16_383, 16_384, u32::MAX.into()];
+        values.extend((0..64).map(|b| 1u64 << b));
+        for v in values {
+            let mut buf = Vec::new();
+            put_varint(&mut buf, v);
+            assert_eq!(buf.len(), varint_len(v), "{v}");
+            let mut c = Cursor(&buf);
+            assert_eq!(c.varint(), u32::try_from(v).ok(), "{v}");
+            if v <= u32::MAX.into() {
+                assert!(c.0.is_empty());
+            }
+            // Cut short, it is not read.
+            assert_eq!(Cursor(&buf[..buf.len() - 1]).varint(), None);
+        }
+    }
+
+    #[test]
     fn a_record_is_read_back_as_a_view_of_every_string() {
         let mut ev = Event::new(u32::MAX, "message é\n\"line\"");
         ev.raw_time = Some(RawTime::Utc(-7));
@@ -1187,12 +1293,14 @@ mod tests {
         assert!(decode_event(&longer).is_none());
         // The message's length one more: the last value then lacks a byte.
         let mut bad = buf.clone();
-        let at = 4 + 4 + 1 + 1 + 9 + 4;
+        // The line (`u32::MAX`: five bytes) and the count of lines (one).
+        let head = 5 + 1;
+        let at = head + 1 + 1 + 9 + 4;
         bad[at] += 1;
         assert!(decode_event(&bad).is_none());
         // A length that cuts a character in two (the component's last).
         let mut bad = buf;
-        bad[4 + 4 + 1 + 1 + 9] -= 1;
+        bad[head + 1 + 1 + 9] -= 1;
         assert!(decode_event(&bad).is_none());
     }
 
@@ -1275,7 +1383,7 @@ mod tests {
         assert_eq!(run.stamp, stamp);
         assert_eq!(run.line(), 41);
         let mut c = Cursor(run.record());
-        assert_eq!((c.u32(), c.u32()), (Some(41), Some(3)));
+        assert_eq!((c.varint(), c.varint()), (Some(41), Some(3)));
         assert_eq!(c.0, text);
         assert!(!run.advance().unwrap());
     }

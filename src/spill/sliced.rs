@@ -62,7 +62,7 @@ impl Spill {
                 "only a rendered spill is merged in slices",
             ));
         }
-        let runs = self.runs(res, ids)?;
+        let runs = self.runs(res, ids, threads)?;
         let bounds = bounds(&runs, per_slice);
         let slices = Slices {
             runs: &runs,
@@ -158,7 +158,7 @@ impl Slices<'_> {
                 continue;
             };
             let mut c = Cursor(run.record());
-            let (line, n_lines) = c.u32().zip(c.u32()).ok_or_else(unreadable)?;
+            let (line, n_lines) = c.varint().zip(c.varint()).ok_or_else(unreadable)?;
             let placed = Placed {
                 ts: res.ts(id, run.stamp.own),
                 file: id,
@@ -355,7 +355,7 @@ mod tests {
         spill
             .merge_records(&res, &ids, &mut |record, file, ts, _| {
                 let mut c = Cursor(record);
-                let (line, n_lines) = c.u32().zip(c.u32()).unwrap();
+                let (line, n_lines) = c.varint().zip(c.varint()).unwrap();
                 let placed = Placed {
                     ts,
                     file,
