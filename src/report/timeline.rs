@@ -204,22 +204,37 @@ pub fn pack_tail(out: &mut Vec<u8>, ev: &EventRef<'_>) {
 /// The fields of a packed tail. Most events' keys are all known ones: those are ordered by
 /// their rank among the known keys ([`KEY_RANK`]), not compared as strings.
 fn pack_fields(out: &mut Vec<u8>, fields: Fields<'_>) {
-    let mut known = [(0u8, ""); STACK_FIELDS];
+    let mut tags = [0u8; STACK_FIELDS];
+    let mut values = [""; STACK_FIELDS];
+    // Each field's rank in the high byte, its place in the event in the low one: sorted as
+    // numbers, equal keys keep the event's order (the first is kept) without a stable sort.
+    let mut order = [0u16; STACK_FIELDS];
     let mut n = 0;
     for (k, v) in fields {
-        match (known_key(k), known.get_mut(n)) {
-            (Some(tag), Some(slot)) => {
-                *slot = (tag, v);
-                n += 1;
-            }
-            _ => return pack_fields_by_name(out, fields),
+        let (Some(tag), Some(slot)) = (known_key(k), order.get_mut(n)) else {
+            return pack_fields_by_name(out, fields);
+        };
+        let rank = KEY_RANK.get(usize::from(tag)).copied().unwrap_or(u8::MAX);
+        *slot = u16::from(rank) << 8 | n as u16;
+        tags[n] = tag;
+        values[n] = v;
+        n += 1;
+    }
+    let order = order.get_mut(..n).unwrap_or_default();
+    // Insertion sort: a handful of numbers, often already in order.
+    for i in 1..order.len() {
+        let mut j = i;
+        while j > 0 && order[j - 1] > order[j] {
+            order.swap(j - 1, j);
+            j -= 1;
         }
     }
-    let pairs = known.get_mut(..n).unwrap_or_default();
-    // Stable: of equal keys, the first in the event's order comes first, and is kept.
-    pairs.sort_by_key(|&(tag, _)| KEY_RANK.get(usize::from(tag)).copied());
     let mut last = None;
-    for &(tag, v) in pairs.iter() {
+    for &o in order.iter() {
+        let at = usize::from(o & 0xff);
+        let (Some(&tag), Some(&v)) = (tags.get(at), values.get(at)) else {
+            continue;
+        };
         if last != Some(tag) {
             last = Some(tag);
             out.push(tag);
