@@ -265,10 +265,22 @@ fn pack_fields_by_name(out: &mut Vec<u8>, fields: Fields<'_>) {
     });
 }
 
-/// Field keys a packed tail gives by their index: those raysift's parsers give (the most
-/// frequent first), and the common ones of Ray Serve's and the KubeRay operator's structured
-/// logs. None needs escaping in JSON.
-const KNOWN_KEYS: [&str; 62] = [
+/// Declares [`KNOWN_KEYS`] and, for each, what [`unpack_tail`] writes before its value
+/// ([`KNOWN_KEY_OPENS`]), from one list.
+macro_rules! known_keys {
+    ($($key:literal),* $(,)?) => {
+        /// Field keys a packed tail gives by their index: those raysift's parsers give
+        /// (the most frequent first), and the common ones of Ray Serve's and the KubeRay
+        /// operator's structured logs. None needs escaping in JSON.
+        const KNOWN_KEYS: [&str; [$($key),*].len()] = [$($key),*];
+
+        /// `,"key":"` of each of [`KNOWN_KEYS`]: what comes before its value in the JSON
+        /// object (the comma left out before the first).
+        const KNOWN_KEY_OPENS: [&str; [$($key),*].len()] = [$(concat!(",\"", $key, "\":\"")),*];
+    };
+}
+
+known_keys! {
     "file",
     "lineno",
     "http_method",
@@ -331,7 +343,7 @@ const KNOWN_KEYS: [&str; 62] = [
     "ip",
     "node",
     "level",
-];
+}
 
 /// Each known key's place among the known keys sorted as strings (bytewise, as `str`
 /// sorts): what orders the fields of an object whose keys are all known.
@@ -395,26 +407,36 @@ const KNOWN_KEY_SLOTS: [u8; KEY_SLOTS] = {
 };
 
 /// Whether two short byte strings are equal, compared in line (a key is a few bytes: a
-/// call to `memcmp` for each costs more than the comparison).
+/// call to `memcmp` for each costs more than the comparison): up to 24 bytes as at most
+/// three overlapping words, or two halves, or bytes.
 fn same_short(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
+    let n = a.len();
+    if n != b.len() {
         return false;
     }
-    let (mut wa, mut wb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let words = (&mut wa)
-        .zip(&mut wb)
-        .fold(0, |diff, (x, y)| diff | (word(x) ^ word(y)));
-    let tail = wa
-        .remainder()
-        .iter()
-        .zip(wb.remainder())
-        .fold(0, |diff, (x, y)| diff | (x ^ y));
-    words == 0 && tail == 0
-}
-
-/// Eight bytes as a number.
-fn word(bytes: &[u8]) -> u64 {
-    bytes.try_into().map_or(0, u64::from_ne_bytes)
+    match n {
+        0..4 => a == b,
+        4..8 => {
+            let half = |s: &[u8], at: usize| {
+                s.get(at..at + 4)
+                    .and_then(|w| w.try_into().ok())
+                    .map_or(0, u32::from_ne_bytes)
+            };
+            half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4)
+        }
+        8..=24 => {
+            let word = |s: &[u8], at: usize| {
+                s.get(at..at + 8)
+                    .and_then(|w| w.try_into().ok())
+                    .map_or(0, u64::from_ne_bytes)
+            };
+            let middle = n.min(16) - 8;
+            word(a, 0) == word(b, 0)
+                && word(a, middle) == word(b, middle)
+                && word(a, n - 8) == word(b, n - 8)
+        }
+        _ => a == b,
+    }
 }
 
 /// The index of `k` in [`KNOWN_KEYS`].
@@ -466,31 +488,29 @@ pub fn unpack_tail(out: &mut Vec<u8>, packed: &[u8]) -> bool {
     out.extend_from_slice(b"\",\"message\":\"");
     out.extend_from_slice(message);
     out.extend_from_slice(b"\",\"fields\":{");
-    let mut first = true;
+    // No comma before the first field.
+    let mut skip = 1;
     while let Some((&tag, rest)) = fields.split_first() {
-        if !first {
-            out.push(b',');
-        }
-        first = false;
-        out.push(b'"');
-        let rest = match KNOWN_KEYS.get(usize::from(tag)) {
-            Some(key) => {
-                out.extend_from_slice(key.as_bytes());
+        let rest = match KNOWN_KEY_OPENS.get(usize::from(tag)) {
+            Some(open) => {
+                out.extend_from_slice(open.as_bytes().get(skip..).unwrap_or_default());
                 rest
             }
             None if tag == OTHER_KEY => match take_sized(rest) {
                 Some((key, rest)) => {
+                    out.extend_from_slice(b",\"".get(skip..).unwrap_or_default());
                     out.extend_from_slice(key);
+                    out.extend_from_slice(b"\":\"");
                     rest
                 }
                 None => return unwritten(out, at),
             },
             None => return unwritten(out, at),
         };
+        skip = 0;
         let Some((value, rest)) = take_sized(rest) else {
             return unwritten(out, at);
         };
-        out.extend_from_slice(b"\":\"");
         out.extend_from_slice(value);
         out.push(b'"');
         fields = rest;
@@ -894,6 +914,20 @@ mod tests {
             let mut out = Vec::new();
             push_rfc3339(&mut out, t);
             assert_eq!(out, Rfc3339::of(t).as_bytes(), "{t}");
+        }
+    }
+
+    #[test]
+    fn short_strings_are_equal_exactly_when_every_byte_is() {
+        for n in 0..40usize {
+            let a: Vec<u8> = (0..n as u8).map(|b| b'a' + b % 26).collect();
+            assert!(same_short(&a, &a.clone()), "{n}");
+            for at in 0..n {
+                let mut b = a.clone();
+                b[at] ^= 1;
+                assert!(!same_short(&a, &b), "{n} {at}");
+            }
+            assert!(!same_short(&a, &a[..n.saturating_sub(1)]) || n == 0);
         }
     }
 
