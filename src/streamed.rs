@@ -115,7 +115,7 @@ fn spilled(
     load: &LoadConfig,
     time: &TimeConfig,
     detail_of: &crate::load::DetailOf<'_>,
-    render: Option<&crate::load::Render<'_>>,
+    render: Option<&crate::load::Render>,
     take: &mut (dyn FnMut(&Batch, &Event, &Stamp) -> bool + Send),
     mut spill: Spill,
 ) -> Result<(Outline, Spill), Error> {
@@ -230,12 +230,9 @@ pub fn timeline(
     // Plain JSON lines are written on the parser threads, but for where and when each event
     // is (`JsonLines::push_head`), packed for the spill (`pack_tail`): the merge only orders
     // and unpacks them. Redaction and text need the events themselves.
-    let render = |ev: &Event, out: &mut Vec<u8>| {
-        crate::report::timeline::pack_tail(out, &ev.view());
-    };
     let rendered = output.json && output.redactor.is_none();
     let render = crate::load::Render {
-        write: &render,
+        write: |ev, out| crate::report::timeline::pack_tail(out, &ev.view()),
         // `take` reads the text for `--level` (the level shown may depend on the
         // message), `--grep` and the object filters.
         keeps_text: q.min_level.is_some() || q.grep.is_some() || q.objects.is_some(),

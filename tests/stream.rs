@@ -266,7 +266,7 @@ fn files_of_many_units_stream_as_they_load() {
 fn each_event_comes_with_what_the_render_wrote_of_it_as_delivered() {
     let dir = std::env::temp_dir().join(format!("raysift-render-{}", std::process::id()));
     big_bundle(&dir);
-    let render = |ev: &Event, out: &mut Vec<u8>| {
+    let render: fn(&Event, &mut Vec<u8>) = |ev, out| {
         let fields: Vec<String> = ev.fields.iter().map(|(k, v)| format!("{k}={v}")).collect();
         out.extend_from_slice(
             format!("{}|{}|{}", ev.kind, ev.message, fields.join(",")).as_bytes(),
@@ -280,7 +280,7 @@ fn each_event_comes_with_what_the_render_wrote_of_it_as_delivered() {
     for keeps_text in [true, false] {
         for threads in [1, 3] {
             let hook = Render {
-                write: &render,
+                write: render,
                 keeps_text,
             };
             stream_rendered(

@@ -37,7 +37,7 @@ use crate::bundle::{self, Buffers, Bytes, Entry, OpenError};
 use crate::classify::classify;
 use crate::diag::Diagnostic;
 use crate::event::{Event, FileId, Micros, SourceKind};
-use crate::parse::{self, Detail, Format, ParseOutput};
+use crate::parse::{self, Detail, Finish, Format, ParseOutput};
 
 /// A carry (the lines after a piece's last cut) longer than this is cut at the piece's end.
 pub(super) const MAX_CARRY: usize = 4 * PIECE_BYTES;
@@ -64,13 +64,13 @@ pub struct Batch<'a> {
 /// writes is handed over with the event ([`Batch::rendered`]), so that the consumer, which
 /// runs one batch at a time, only copies it. It sees the event with its kind set, its line
 /// numbers not yet made the file's own, and never a light event.
-pub type RenderFn<'a> = dyn Fn(&Event, &mut Vec<u8>) + Sync + 'a;
+pub type RenderFn = fn(&Event, &mut Vec<u8>);
 
 /// A read's [`RenderFn`], and whether its consumer reads an event's text once it is
 /// rendered.
-#[derive(Clone, Copy)]
-pub struct Render<'a> {
-    pub write: &'a RenderFn<'a>,
+#[derive(Clone, Copy, Debug)]
+pub struct Render {
+    pub write: RenderFn,
     /// When false, each rendered event's message and fields are freed on the parser thread
     /// as soon as it is rendered (where the memory was just written, and without the
     /// delivery's lock), and the consumer sees them empty: but for the events of a worker
@@ -89,7 +89,7 @@ pub struct Rendered {
 
 impl Rendered {
     /// Renders `events` with `render`, if there is one.
-    fn of(events: &[Event], render: Option<&Render<'_>>) -> Rendered {
+    fn of(events: &[Event], render: Option<&Render>) -> Rendered {
         let mut r = Rendered::default();
         if let Some(Render { write: render, .. }) = render {
             r.ends.reserve_exact(events.len());
@@ -159,7 +159,7 @@ pub fn stream_rendered(
     path: &Path,
     cfg: &LoadConfig,
     detail_of: &DetailOf<'_>,
-    render: Option<&Render<'_>>,
+    render: Option<&Render>,
     sink: &mut (dyn FnMut(&Batch) + Send),
 ) -> Result<Streamed, OpenError> {
     let buffers = Arc::new(Buffers::default());
@@ -300,7 +300,18 @@ impl Unit {
         }
     }
 
-    fn run(self, detail_of: &DetailOf<'_>, render: Option<&Render<'_>>) -> UnitDone {
+    fn run(self, detail_of: &DetailOf<'_>, render: Option<&Render>) -> UnitDone {
+        // What a render does to each record, done as the parser finishes it.
+        let finish = |kind: SourceKind, size: usize| {
+            render.map(|r| {
+                let thin = !r.keeps_text && Format::of(kind) != Format::Worker;
+                let mut f = Finish::new(r.write, kind, thin);
+                // About what packed JSON tails take of the text, so that it is seldom moved
+                // as it grows.
+                f.bytes.reserve(size + size / 4);
+                f
+            })
+        };
         let (kind, bytes, lines, out) = match self.work {
             Work::Whole(entry) => {
                 let p = parse_entry_at(entry, None, detail_of);
@@ -315,17 +326,18 @@ impl Unit {
                 buffers,
                 detail,
             } => {
+                let parse = |text: &[u8]| match finish(kind, text.len()) {
+                    Some(f) => parse::parse_finishing(kind, text, detail.clone(), f),
+                    None => parse::parse_detailed(kind, text, detail.clone()),
+                };
                 let own = piece.get(..cut).unwrap_or_default();
                 let (lines, out) = if carry.is_empty() {
-                    (count_lines(own), parse::parse_detailed(kind, own, detail))
+                    (count_lines(own), parse(own))
                 } else {
                     let mut text = buffers.take(carry.len() + own.len());
                     text.extend_from_slice(&carry);
                     text.extend_from_slice(own);
-                    let got = (
-                        count_lines(&text),
-                        parse::parse_detailed(kind, &text, detail),
-                    );
+                    let got = (count_lines(&text), parse(&text));
                     buffers.give(text);
                     got
                 };
@@ -335,26 +347,14 @@ impl Unit {
             }
         };
         let mut out = out;
-        let rendered = match render {
-            Some(render) => {
-                // The kind delivery sets (`FileState::mend`), set here for the render.
-                for ev in &mut out.events {
-                    if ev.kind == SourceKind::Unknown {
-                        ev.kind = kind;
-                    }
+        // Records a parser pushed without finishing them, and whole files, are finished here.
+        let rendered = match out.finish.take().map(|f| *f).or_else(|| finish(kind, 0)) {
+            Some(mut f) => {
+                f.catch_up(&mut out.events);
+                Rendered {
+                    bytes: f.bytes,
+                    ends: f.ends,
                 }
-                let rendered = Rendered::of(&out.events, Some(render));
-                if !render.keeps_text && Format::of(kind) != Format::Worker {
-                    for ev in out
-                        .events
-                        .iter_mut()
-                        .filter(|ev| ev.field("path").is_none())
-                    {
-                        ev.message = String::new();
-                        ev.fields = Vec::new();
-                    }
-                }
-                rendered
             }
             None => Rendered::default(),
         };
@@ -694,7 +694,7 @@ pub(super) fn starts_fresh(kind: SourceKind, line: &[u8]) -> bool {
 struct Delivery<'s> {
     files: Vec<FileState>,
     sink: &'s mut (dyn FnMut(&Batch) + Send),
-    render: Option<&'s Render<'s>>,
+    render: Option<&'s Render>,
 }
 
 impl Delivery<'_> {
@@ -776,7 +776,7 @@ impl FileState {
 
     /// A unit's events made the file's own: line numbers, kind, file, the actor marker; and
     /// what `render` wrote of them, written again should the marker have changed them.
-    fn mend(&mut self, unit: UnitDone, render: Option<&Render<'_>>) -> (Vec<Event>, Rendered) {
+    fn mend(&mut self, unit: UnitDone, render: Option<&Render>) -> (Vec<Event>, Rendered) {
         self.kind = unit.kind;
         if unit.index == 0 {
             self.split = !unit.last;

@@ -55,6 +55,7 @@ impl Sieved {
             unparsed_lines: self.unparsed_lines,
             zone_samples: self.zone_samples,
             detail: Default::default(),
+            finish: None,
         }
     }
 }

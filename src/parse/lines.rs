@@ -168,7 +168,7 @@ pub fn parse_records(
             }
             cap_message(&mut ev.message);
             if let Some(done) = current.replace(ev) {
-                out.events.push(done);
+                out.push_event(done);
             }
             continue;
         }
@@ -218,11 +218,11 @@ pub fn parse_records(
             out.unparsed_lines += 1;
         }
         if let Some(done) = current.replace(ev) {
-            out.events.push(done);
+            out.push_event(done);
         }
     }
     if let Some(done) = current {
-        out.events.push(done);
+        out.push_event(done);
     }
     bad_times.report(out);
 }

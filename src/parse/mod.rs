@@ -39,6 +39,74 @@ pub struct ParseOutput {
     pub zone_samples: Vec<Micros>,
     /// How much of each record to build: set before parsing, read by the parser.
     pub detail: Detail,
+    /// Work on each record as soon as it is finished, if any: set before parsing.
+    pub finish: Option<Box<Finish>>,
+}
+
+impl ParseOutput {
+    /// Appends a finished record, after [`Finish`] has done its work on it (and on any
+    /// record pushed before without it).
+    pub fn push_event(&mut self, mut ev: Event) {
+        let ParseOutput { events, finish, .. } = self;
+        if let Some(f) = finish {
+            f.catch_up(events);
+            f.take(&mut ev);
+        }
+        events.push(ev);
+    }
+}
+
+/// What a read does to each record on the thread that parses it, as soon as the record is
+/// finished (`load::Render`): writes its text and, when nobody reads the text again, frees
+/// it. Done there rather than over the whole stretch once parsed, each record's strings are
+/// freed while the next one's are built, and the allocator hands the same blocks back: freed
+/// in bulk, millions of small blocks overflowed its per-thread caches.
+#[derive(Debug)]
+pub struct Finish {
+    /// Writes a record's text after the text of those before it.
+    pub render: fn(&Event, &mut Vec<u8>),
+    /// The kind a record without its own is given before it is written.
+    pub kind: SourceKind,
+    /// Whether a record's message and fields are freed once it is written: but a record
+    /// with a `path` field, which says when and how a bundle was collected.
+    pub thin: bool,
+    /// The text written of every record so far, one after the other.
+    pub bytes: Vec<u8>,
+    /// Where each record's text ends in `bytes` (a light record writes none).
+    pub ends: Vec<usize>,
+}
+
+impl Finish {
+    pub fn new(render: fn(&Event, &mut Vec<u8>), kind: SourceKind, thin: bool) -> Finish {
+        Finish {
+            render,
+            kind,
+            thin,
+            bytes: Vec::new(),
+            ends: Vec::new(),
+        }
+    }
+
+    /// Does its work on the records of `events` it has not seen yet.
+    pub fn catch_up(&mut self, events: &mut [Event]) {
+        for ev in events.iter_mut().skip(self.ends.len()) {
+            self.take(ev);
+        }
+    }
+
+    fn take(&mut self, ev: &mut Event) {
+        if ev.kind == SourceKind::Unknown {
+            ev.kind = self.kind;
+        }
+        if !ev.light {
+            (self.render)(ev, &mut self.bytes);
+        }
+        self.ends.push(self.bytes.len());
+        if self.thin && ev.field("path").is_none() {
+            ev.message = String::new();
+            ev.fields = Vec::new();
+        }
+    }
 }
 
 /// How much of each record the log parsers build. Which lines start records, their times,
@@ -207,17 +275,35 @@ pub fn parse_folding(kind: SourceKind, input: &[u8]) -> ParseOutput {
 }
 
 fn parse_with(kind: SourceKind, input: &[u8], fold: bool) -> ParseOutput {
-    parse_at(kind, input, fold, Detail::Full)
+    parse_at(kind, input, fold, Detail::Full, None)
 }
 
 /// Parses one file's bytes as `kind`, building records at `detail`.
 pub fn parse_detailed(kind: SourceKind, input: &[u8], detail: Detail) -> ParseOutput {
-    parse_at(kind, input, false, detail)
+    parse_at(kind, input, false, detail, None)
 }
 
-fn parse_at(kind: SourceKind, input: &[u8], fold: bool, detail: Detail) -> ParseOutput {
+/// [`parse_detailed`], `finish` doing its work on each record as it is finished (on every
+/// record, once [`Finish::catch_up`] has run over what the parse gave).
+pub fn parse_finishing(
+    kind: SourceKind,
+    input: &[u8],
+    detail: Detail,
+    finish: Finish,
+) -> ParseOutput {
+    parse_at(kind, input, false, detail, Some(Box::new(finish)))
+}
+
+fn parse_at(
+    kind: SourceKind,
+    input: &[u8],
+    fold: bool,
+    detail: Detail,
+    finish: Option<Box<Finish>>,
+) -> ParseOutput {
     let mut out = ParseOutput {
         detail,
+        finish,
         ..ParseOutput::default()
     };
     match Format::of(kind) {
@@ -254,5 +340,74 @@ mod spans_tests {
         assert!(zoned.holds(Some(&RawTime::Naive(5))) && !zoned.holds(Some(&RawTime::Naive(0))));
         assert!(spans.holds(Some(&RawTime::Naive(0))));
         assert!(!spans.holds(Some(&RawTime::Utc(26))) && spans.holds(None));
+    }
+}
+
+#[cfg(test)]
+mod finish_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn render(ev: &Event, out: &mut Vec<u8>) {
+        let fields: Vec<String> = ev.fields.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        out.extend_from_slice(
+            format!("{}|{}|{};", ev.kind, ev.message, fields.join(",")).as_bytes(),
+        );
+    }
+
+    /// Each record, finished as the parser ends it, is written as it would be once the whole
+    /// stretch is parsed, continuation lines and all; a thin finish then frees its text.
+    #[test]
+    fn records_finished_one_by_one_are_written_as_the_whole_parse_gives_them() {
+        let text = "INFO 2022-08-02 16:17:02,502 http_proxy 127.0.0.1 http_proxy.py:315 - GET / 200 3.5ms\n\
+                    ERROR 2022-08-02 16:17:03,001 controller 162 controller.py:10 - Traceback (most recent call last):\n  \
+                    File \"x.py\", line 1, in <module>\nValueError: bad\n\
+                    INFO 2022-08-02 16:17:04,000 controller 162 controller.py:11 - last\n";
+        let kind = SourceKind::ServeController;
+        let whole = parse_detailed(kind, text.as_bytes(), Detail::Full);
+        let mut expected = Vec::new();
+        for ev in &whole.events {
+            let mut ev = ev.clone();
+            ev.kind = kind;
+            render(&ev, &mut expected);
+        }
+        for thin in [false, true] {
+            let out = parse_finishing(
+                kind,
+                text.as_bytes(),
+                Detail::Full,
+                Finish::new(render, kind, thin),
+            );
+            let f = out.finish.as_deref().unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&f.bytes),
+                String::from_utf8_lossy(&expected)
+            );
+            assert_eq!(f.ends.len(), whole.events.len());
+            assert_eq!(out.events.len(), whole.events.len());
+            for (got, was) in out.events.iter().zip(&whole.events) {
+                assert_eq!(
+                    (got.line, got.n_lines, got.kind),
+                    (was.line, was.n_lines, kind)
+                );
+                assert_eq!(got.message.is_empty(), thin || was.message.is_empty());
+                assert_eq!(got.fields.is_empty(), thin || was.fields.is_empty());
+            }
+        }
+    }
+
+    /// Records pushed without a finish are caught up with, in order, before the next.
+    #[test]
+    fn records_pushed_before_are_finished_first() {
+        let mut out = ParseOutput {
+            finish: Some(Box::new(Finish::new(render, SourceKind::Raylet, false))),
+            ..ParseOutput::default()
+        };
+        out.events.push(Event::new(1, "first"));
+        out.push_event(Event::new(2, "second"));
+        let mut f = out.finish.take().unwrap();
+        f.catch_up(&mut out.events);
+        assert_eq!(f.bytes, b"raylet|first|;raylet|second|;");
+        assert_eq!(f.ends, vec![14, 29]);
     }
 }
