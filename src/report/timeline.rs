@@ -112,8 +112,9 @@ fn push_rfc3339(out: &mut Vec<u8>, micros: Micros) {
             return Some(head);
         }
         // A whole second is written with three zeros after its point: its head is what
-        // comes before them, for a four-digit year.
-        let whole = Rfc3339::of(secs * MICROS_PER_SEC);
+        // comes before them, for a four-digit year (the first second of `Micros`' range is
+        // out of it).
+        let whole = Rfc3339::of(secs.checked_mul(MICROS_PER_SEC)?);
         let head: [u8; SECOND_HEAD] = whole
             .as_bytes()
             .strip_suffix(b"000Z")
@@ -910,6 +911,7 @@ mod tests {
             times.push((r % (200 * 365 * day as u64)) as i64 - 50 * 365 * day);
         }
         times.extend([-719_529 * day, 2_932_897 * day, 2_932_896 * day + 5]);
+        times.extend([i64::MIN, i64::MIN + 1, i64::MAX, i64::MAX - 1]);
         for t in times {
             let mut out = Vec::new();
             push_rfc3339(&mut out, t);
