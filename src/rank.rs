@@ -399,7 +399,7 @@ fn evidence(tl: &Timeline, rules: &[Rule], rule: usize, r: &EvidenceRef) -> Opti
     let focus = sig
         .text
         .iter()
-        .find_map(|re| re.find(&text))
+        .find_map(|re| re.regex()?.find(&text))
         .filter(|m| !m.as_str().contains('\n'))
         .map(|m| {
             let last = m.end().saturating_sub(1).max(m.start());

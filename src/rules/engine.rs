@@ -10,7 +10,7 @@
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 
 use crate::event::{Event, Micros};
-use crate::rules::{Clause, Rule, Signal};
+use crate::rules::{Clause, Pattern, Rule, Signal};
 
 /// Where a signal matched in an event.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -109,7 +109,7 @@ pub fn signal_matches(sig: &Signal, ev: &Event) -> Option<Hit> {
     Some(hit)
 }
 
-fn capture_key(sig: &Signal, re: &regex::Regex, text: &str) -> Option<String> {
+fn capture_key(sig: &Signal, re: &Pattern, text: &str) -> Option<String> {
     let name = sig.key.as_deref()?;
     re.captures(text)
         .and_then(|c| c.name(name))

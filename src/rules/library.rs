@@ -21,8 +21,9 @@ pub fn builtin_checked() -> Result<Vec<Rule>, LoadError> {
 
 fn builtin_with(load: fn(&str, &str) -> Result<Rule, LoadError>) -> Result<Vec<Rule>, LoadError> {
     use rayon::prelude::*;
-    // Compiling some 700 case-insensitive regexes is most of raysift's start-up: spread it
-    // over the cores. The first error in library order is the one reported.
+    // Reading the files (their regexes are compiled on first use, `Pattern`) is most of what
+    // is left of start-up: spread it over the cores. The first error in library order is the
+    // one reported.
     let loaded: Vec<Result<Rule, LoadError>> = BUILTIN_PATTERNS
         .par_iter()
         .map(|(name, text)| load(&format!("patterns/{name}"), text))
@@ -166,6 +167,34 @@ mod tests {
         if let Err(e) = super::builtin_checked() {
             panic!("{e}");
         }
+    }
+
+    /// Start-up compiles no built-in regex: each waits for a line to ask (`Pattern`), and
+    /// the checked library (`builtin_checked`, as `--patterns` loads a user's) compiles all.
+    #[test]
+    fn builtin_regexes_wait_for_their_first_line_and_checked_ones_do_not() {
+        let patterns = |rules: &[crate::rules::Rule]| -> Vec<(bool, String)> {
+            rules
+                .iter()
+                .flat_map(|r| &r.signals)
+                .flat_map(|s| {
+                    s.text
+                        .iter()
+                        .chain(&s.not_text)
+                        .chain(s.fields.iter().map(|(_, p)| p))
+                })
+                .map(|p| (p.is_compiled(), p.as_str().to_string()))
+                .collect()
+        };
+        let (Ok(lazy), Ok(checked)) = (super::builtin(), super::builtin_checked()) else {
+            panic!("the built-in library loads");
+        };
+        let (lazy, checked) = (patterns(&lazy), patterns(&checked));
+        assert!(lazy.len() > 500, "{} regexes", lazy.len());
+        assert!(lazy.iter().all(|(compiled, _)| !compiled));
+        assert!(checked.iter().all(|(compiled, _)| *compiled));
+        let sources = |v: &[(bool, String)]| v.iter().map(|(_, s)| s.clone()).collect::<Vec<_>>();
+        assert_eq!(sources(&lazy), sources(&checked));
     }
 
     /// The built-in files follow the naming rule `check-patterns` holds user files to.

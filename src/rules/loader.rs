@@ -4,7 +4,6 @@
 
 use std::collections::BTreeSet;
 
-use regex::{Regex, RegexBuilder};
 use serde::Deserialize;
 
 use crate::event::{Event, Level, Micros, SourceKind, MICROS_PER_SEC};
@@ -12,7 +11,8 @@ use crate::parse::primitives::human_duration;
 use crate::rules::engine::signal_matches;
 use crate::rules::literal::required_literals;
 use crate::rules::{
-    Boost, Clause, Rule, RuleCode, Sample, Severity, Signal, SourceFilter, When, DOC_HEADINGS,
+    Boost, Clause, Pattern, Rule, RuleCode, Sample, Severity, Signal, SourceFilter, When,
+    DOC_HEADINGS,
 };
 
 /// A pattern file that cannot be used.
@@ -164,10 +164,11 @@ pub fn check_rule(origin: &str, text: &str) -> Result<Rule, Vec<LoadError>> {
     load_rule_with(origin, text, true)
 }
 
-/// Parses and validates one pattern file but does not run its sample lines: for the built-in
-/// library, whose samples the test suite checks (`library::builtin_checked`). Running some
-/// 640 samples at every start cost a fifth of `analyze`'s memory (each regex keeps the cache
-/// its first match built) for no new information.
+/// Parses and validates one pattern file but neither compiles its regexes (each waits for its
+/// first line, [`Pattern::deferred`]) nor runs its sample lines: for the built-in library,
+/// which the test suite loads checked (`library::builtin_checked`). Running some 640 samples
+/// at every start cost a fifth of `analyze`'s memory (each regex keeps the cache its first
+/// match built), and compiling some 700 regexes about 0.1 s, for no new information.
 pub fn load_rule_trusted(origin: &str, text: &str) -> Result<Rule, LoadError> {
     first(load_rule_with(origin, text, false))
 }
@@ -285,7 +286,7 @@ fn load_rule_with(origin: &str, text: &str, check_samples: bool) -> Result<Rule,
                 format!("signal {:?} is defined twice", s.name),
             );
         }
-        match compile_signal(s) {
+        match compile_signal(s, check_samples) {
             Ok(sig) => compiled.push(Some(sig)),
             Err(errs) => {
                 for (k, e) in errs {
@@ -762,26 +763,28 @@ pub fn check_doc(doc: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn regex(pattern: &str, case_sensitive: bool) -> Result<Regex, String> {
-    RegexBuilder::new(pattern)
-        .case_insensitive(!case_sensitive)
-        .size_limit(1 << 22)
-        .build()
-        .map_err(|e| {
-            // The regex crate's message draws a caret under the pattern over several lines;
-            // a problem is one line, so keep its last line, the reason.
-            let msg = e.to_string();
-            let why = msg
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or_default();
-            let why = why.trim().strip_prefix("error: ").unwrap_or(why.trim());
-            format!("bad regex {pattern:?}: {why}")
-        })
+/// Compiles `pattern` now (`eager`: its errors are reported as the file's), or leaves it for
+/// its first use ([`Pattern::deferred`]).
+fn pattern(pattern: &str, case_sensitive: bool, eager: bool) -> Result<Pattern, String> {
+    if !eager {
+        return Ok(Pattern::deferred(pattern, case_sensitive));
+    }
+    Pattern::compile(pattern, case_sensitive).map_err(|e| {
+        // The regex crate's message draws a caret under the pattern over several lines;
+        // a problem is one line, so keep its last line, the reason.
+        let msg = e.to_string();
+        let why = msg
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or_default();
+        let why = why.trim().strip_prefix("error: ").unwrap_or(why.trim());
+        format!("bad regex {pattern:?}: {why}")
+    })
 }
 
-fn compile_signal(s: &RawSignal) -> Result<Signal, Vec<(String, String)>> {
+/// `eager`: compile the signal's regexes now, and check that its key is captured.
+fn compile_signal(s: &RawSignal, eager: bool) -> Result<Signal, Vec<(String, String)>> {
     let mut errs: Vec<(String, String)> = Vec::new();
     if s.name.is_empty() {
         errs.push(("name".into(), "must not be empty".into()));
@@ -817,26 +820,26 @@ fn compile_signal(s: &RawSignal) -> Result<Signal, Vec<(String, String)>> {
         }
         None => None,
     };
-    let mut compile = |key: String, p: &str| match regex(p, s.case_sensitive) {
+    let mut compile = |key: String, p: &str| match pattern(p, s.case_sensitive, eager) {
         Ok(r) => Some(r),
         Err(e) => {
             errs.push((key, e));
             None
         }
     };
-    let text: Vec<Regex> = s
+    let text: Vec<Pattern> = s
         .text
         .iter()
         .enumerate()
         .filter_map(|(i, p)| compile(format!("text[{i}]"), p))
         .collect();
-    let not_text: Vec<Regex> = s
+    let not_text: Vec<Pattern> = s
         .not_text
         .iter()
         .enumerate()
         .filter_map(|(i, p)| compile(format!("not_text[{i}]"), p))
         .collect();
-    let fields: Vec<(String, Regex)> = s
+    let fields: Vec<(String, Pattern)> = s
         .fields
         .iter()
         .filter_map(|(k, p)| compile(format!("fields.{k}"), p).map(|r| (k.clone(), r)))
@@ -847,10 +850,11 @@ fn compile_signal(s: &RawSignal) -> Result<Signal, Vec<(String, String)>> {
             "a signal needs `text` regexes or `fields` conditions".into(),
         ));
     }
-    if let Some(key) = &s.key {
+    if let Some(key) = s.key.as_ref().filter(|_| eager) {
         let captured = text
             .iter()
             .chain(fields.iter().map(|(_, r)| r))
+            .filter_map(Pattern::regex)
             .any(|r| r.capture_names().flatten().any(|n| n == key));
         if !captured {
             errs.push((

@@ -2,7 +2,8 @@
 //! over a timeline by a closed, reviewed set of predicates.
 //!
 //! - `loader`: TOML → validated [`Rule`] (regexes compiled, durations parsed, samples checked);
-//!   errors name the file and the key. The built-in library is compiled into the binary.
+//!   errors name the file and the key. The built-in library is compiled into the binary, and
+//!   its regexes at their first use ([`Pattern`]): the test suite checks them.
 //! - `literal`: the literal parts of each signal's regexes, for the prefilter.
 //! - `engine`: one pass over the timeline (a multi-pattern prefilter, then full regexes on
 //!   candidates only), then each rule's clauses over the matched occurrences → findings.
@@ -17,7 +18,9 @@ pub mod literal;
 pub mod loader;
 pub mod sieve;
 
-use regex::Regex;
+use std::sync::OnceLock;
+
+use regex::{Captures, Regex, RegexBuilder};
 use serde::Serialize;
 
 use crate::event::{Level, Micros, SourceKind};
@@ -116,17 +119,84 @@ pub struct Signal {
     pub sources: SourceFilter,
     pub min_level: Option<Level>,
     /// Any of these over the message or any field value.
-    pub text: Vec<Regex>,
+    pub text: Vec<Pattern>,
     /// None of these may match (a near-miss filter).
-    pub not_text: Vec<Regex>,
+    pub not_text: Vec<Pattern>,
     /// Field conditions: `(field name, regex over its value)`, all must hold.
-    pub fields: Vec<(String, Regex)>,
+    pub fields: Vec<(String, Pattern)>,
     /// Literals, lower-cased, one of which every matching event contains (empty: no prefilter).
     pub literals: Vec<String>,
     /// A named capture whose value joins occurrences across signals (e.g. a host or app).
     pub key: Option<String>,
     /// What an occurrence means, shown beside each evidence line.
     pub description: String,
+}
+
+/// A signal's regex, compiled when a line first asks for it. The built-in library holds some
+/// 700 case-insensitive regexes: compiling them all took about 0.1 s of every run, most of
+/// `analyze`'s time on a small bundle, and a bundle puts lines before only a few of them (the
+/// sieve's literals pick the candidates). A user's pattern is compiled as it is loaded, so
+/// that its errors are reported then; the built-in ones are compiled by the test suite.
+#[derive(Clone, Debug)]
+pub struct Pattern {
+    source: String,
+    case_sensitive: bool,
+    /// `None` inside: the pattern does not compile (never for one that was checked), and
+    /// then matches nothing.
+    compiled: OnceLock<Option<Regex>>,
+}
+
+impl Pattern {
+    /// Compiles `source` now: an error is the regex crate's.
+    pub fn compile(source: &str, case_sensitive: bool) -> Result<Pattern, regex::Error> {
+        let re = Pattern::build(source, case_sensitive)?;
+        Ok(Pattern {
+            source: source.to_string(),
+            case_sensitive,
+            compiled: OnceLock::from(Some(re)),
+        })
+    }
+
+    /// A pattern compiled on first use; it matches nothing if it does not compile.
+    pub fn deferred(source: &str, case_sensitive: bool) -> Pattern {
+        Pattern {
+            source: source.to_string(),
+            case_sensitive,
+            compiled: OnceLock::new(),
+        }
+    }
+
+    fn build(source: &str, case_sensitive: bool) -> Result<Regex, regex::Error> {
+        RegexBuilder::new(source)
+            .case_insensitive(!case_sensitive)
+            .size_limit(1 << 22)
+            .build()
+    }
+
+    /// The regex as written in the pattern file.
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    /// The compiled regex, compiled now if it was not yet.
+    pub fn regex(&self) -> Option<&Regex> {
+        self.compiled
+            .get_or_init(|| Pattern::build(&self.source, self.case_sensitive).ok())
+            .as_ref()
+    }
+
+    pub fn is_match(&self, haystack: &str) -> bool {
+        self.regex().is_some_and(|re| re.is_match(haystack))
+    }
+
+    pub fn captures<'h>(&self, haystack: &'h str) -> Option<Captures<'h>> {
+        self.regex()?.captures(haystack)
+    }
+
+    /// Whether the regex has been compiled (or found not to compile) yet.
+    pub fn is_compiled(&self) -> bool {
+        self.compiled.get().is_some()
+    }
 }
 
 /// A condition over signal occurrences. The closed set of predicates.
@@ -259,3 +329,47 @@ pub const DOC_HEADINGS: [&str; 5] = [
     "## Remediation",
     "## References",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::Pattern;
+
+    #[test]
+    fn a_deferred_pattern_compiles_on_first_use_and_matches_as_a_compiled_one() {
+        let lines = [
+            "Get \"http://10.0.0.1:52365/api/serve/applications/\": dial tcp: connection refused",
+            "GET /API/SERVE/APPLICATIONS/ refused",
+            "nothing here",
+        ];
+        let source = r"api/serve/(applications|deployments)/.*(?P<why>refused)";
+        for case_sensitive in [false, true] {
+            let now = Pattern::compile(source, case_sensitive).ok();
+            let later = Pattern::deferred(source, case_sensitive);
+            assert!(now.as_ref().is_some_and(Pattern::is_compiled));
+            assert!(!later.is_compiled());
+            assert_eq!(later.as_str(), source);
+            for line in lines {
+                let want = now.as_ref().map(|p| p.is_match(line));
+                assert_eq!(Some(later.is_match(line)), want, "{line}");
+                let got = later
+                    .captures(line)
+                    .and_then(|c| Some(c.name("why")?.as_str()));
+                let want = now
+                    .as_ref()
+                    .and_then(|p| p.captures(line))
+                    .and_then(|c| Some(c.name("why")?.as_str()));
+                assert_eq!(got, want, "{line}");
+            }
+            assert!(later.is_compiled());
+        }
+    }
+
+    #[test]
+    fn a_deferred_pattern_that_does_not_compile_matches_nothing() {
+        assert!(Pattern::compile("(unclosed", false).is_err());
+        let p = Pattern::deferred("(unclosed", false);
+        assert!(!p.is_match("(unclosed"));
+        assert!(p.captures("(unclosed").is_none());
+        assert!(p.regex().is_none() && p.is_compiled());
+    }
+}
