@@ -1943,3 +1943,104 @@ fn tar_gz_with_a_damaged_gzip_member_keeps_the_members_after_it() {
         "{text:#?}"
     );
 }
+
+/// A reader that hands out a few bytes at a time, is interrupted now and then, and can fail
+/// after some bytes.
+struct Trickle {
+    data: Vec<u8>,
+    at: usize,
+    calls: usize,
+    fail_at: Option<usize>,
+}
+
+impl Read for Trickle {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.calls += 1;
+        if self.calls % 5 == 0 {
+            return Err(io::Error::from(io::ErrorKind::Interrupted));
+        }
+        if self.fail_at.is_some_and(|f| self.at >= f) {
+            return Err(io::Error::other("disk on fire"));
+        }
+        let n = buf
+            .len()
+            .min(7 + self.calls % 13)
+            .min(self.data.len() - self.at);
+        buf[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+#[test]
+fn a_piece_is_read_into_a_dirty_buffer_as_read_to_end_would_read_it() {
+    let data: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+    for (scratch, filled, want) in [
+        (0, 0, 150_000u64),
+        (300_000, 10, 150_000),
+        (70_000, 3, 500_000),
+    ] {
+        let mut buf = vec![0xAAu8; scratch];
+        buf.resize(buf.len().max(filled), 0xBB);
+        let mut filled_now = filled;
+        let mut r = Trickle {
+            data: data.clone(),
+            at: 0,
+            calls: 0,
+            fail_at: None,
+        };
+        let n = read_piece(&mut r, &mut buf, &mut filled_now, want).unwrap();
+        let expect = want.min(data.len() as u64);
+        assert_eq!(n, expect);
+        assert_eq!(filled_now, filled + n as usize);
+        assert_eq!(&buf[filled..filled_now], &data[..n as usize]);
+        assert!(buf[..filled].iter().all(|&b| b == 0xAA || b == 0xBB));
+    }
+    // A failure keeps what was read before it.
+    let mut buf = Vec::new();
+    let mut filled = 0;
+    let mut r = Trickle {
+        data: data.clone(),
+        at: 0,
+        calls: 0,
+        fail_at: Some(1000),
+    };
+    assert!(read_piece(&mut r, &mut buf, &mut filled, 5000).is_err());
+    assert!(filled >= 1000);
+    assert_eq!(&buf[..filled], &data[..filled]);
+}
+
+#[test]
+fn pieces_of_reused_buffers_hold_the_file_and_nothing_else() {
+    // Lines of many lengths, pieces far smaller than the file, and a pool whose buffers come
+    // back dirty with an earlier piece's bytes.
+    let mut text = Vec::new();
+    for i in 0..20_000u32 {
+        text.extend_from_slice(format!("{i:06} {}\n", "x".repeat((i % 97) as usize)).as_bytes());
+    }
+    let data = gz(&tar(&[M::File(b"b/raylet.out", &text)]));
+    let s = Scratch::new("dirty-pieces");
+    s.write("b.tar.gz", &data);
+    let pool = Buffers::default();
+    let mut got = Vec::new();
+    let mut pieces = 0;
+    let mut sink = |e: Entry| {
+        let b = e.bytes.to_vec();
+        assert!(b.ends_with(b"\n"));
+        got.extend_from_slice(&b);
+        pieces += 1;
+        if let Bytes::Owned(b) = e.bytes {
+            pool.give(b);
+        }
+    };
+    let summary = walk_in_pieces(
+        &s.path("b.tar.gz"),
+        &limits(),
+        16 << 10,
+        Some(&pool),
+        &mut sink,
+    );
+    assert!(summary.is_ok_and(|s| s.diagnostics.is_empty()));
+    assert!(pieces > 10, "{pieces} pieces");
+    assert_eq!(got, text);
+}
