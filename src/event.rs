@@ -602,12 +602,36 @@ pub fn micros_from_civil(
     s: u32,
     micros: u32,
 ) -> Option<Micros> {
-    if !valid_date(y, mo, d) || h > 23 || mi > 59 || s > 60 || micros >= 1_000_000 {
+    if h > 23 || mi > 59 || s > 60 || micros >= 1_000_000 {
         return None;
     }
-    let days = days_from_civil(y, mo, d);
+    let days = day_number(y, mo, d)?;
     let secs = days * 86_400 + i64::from(h) * 3600 + i64::from(mi) * 60 + i64::from(s);
     Some(secs * MICROS_PER_SEC + i64::from(micros))
+}
+
+thread_local! {
+    /// The last date [`day_number`] found on this thread and its day number: a log's records
+    /// mostly share their date with the one before.
+    static LAST_DATE: std::cell::Cell<(i64, u32, u32, i64)> =
+        const { std::cell::Cell::new((i64::MIN, 0, 0, 0)) };
+}
+
+/// [`days_from_civil`] of a real date ([`valid_date`]), else `None`.
+fn day_number(y: i64, m: u32, d: u32) -> Option<i64> {
+    LAST_DATE.with(|last| {
+        let (ly, lm, ld, days) = last.get();
+        // Month 0 marks the empty cache: no real date has it.
+        if lm != 0 && (ly, lm, ld) == (y, m, d) {
+            return Some(days);
+        }
+        if !valid_date(y, m, d) {
+            return None;
+        }
+        let days = days_from_civil(y, m, d);
+        last.set((y, m, d, days));
+        Some(days)
+    })
 }
 
 /// RFC 3339 UTC: `2024-10-07T15:22:56.894Z`, or with six fractional digits when the
@@ -734,6 +758,30 @@ mod tests {
         for days in [-1000, 0, 1, 19_000, 20_000, 60_000] {
             let (y, m, d) = civil_from_days(days);
             assert_eq!(days_from_civil(y, m, d), days);
+        }
+    }
+
+    #[test]
+    fn a_date_is_judged_the_same_whatever_date_came_before() {
+        let dates = [
+            (2024, 2, 29),
+            (2023, 2, 29),
+            (2024, 2, 29),
+            (2024, 2, 29),
+            (2023, 2, 28),
+            (2023, 2, 29),
+            (2023, 2, 29),
+            (999, 1, 1),
+            (2024, 13, 1),
+            (2024, 12, 31),
+            (2024, 12, 31),
+            (2024, 0, 0),
+        ];
+        for (y, m, d) in dates {
+            let want = valid_date(y, m, d)
+                .then(|| days_from_civil(y, m, d) * 86_400_000_000 + 3_723_000_004);
+            assert_eq!(micros_from_civil(y, m, d, 1, 2, 3, 4), want, "{y}-{m}-{d}");
+            assert_eq!(micros_from_civil(y, m, d, 24, 0, 0, 0), None);
         }
     }
 
