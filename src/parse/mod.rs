@@ -22,6 +22,7 @@ pub mod stamp;
 pub mod tree;
 pub mod worker;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::diag::Diagnostic;
@@ -150,11 +151,25 @@ impl Detail {
 }
 
 /// UTC spans, for [`Detail::Near`], and the file's zone (`local - utc`) when known.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Spans {
     pub offset: Option<Micros>,
     /// Sorted, not overlapping.
     spans: Arc<[(Micros, Micros)]>,
+    /// Where the last time [`Spans::holds`] placed fell among the spans: a file's times
+    /// mostly go forward, so the next one mostly falls there too, and a search for each of
+    /// millions of records was the light read's costliest step.
+    hint: AtomicUsize,
+}
+
+impl Clone for Spans {
+    fn clone(&self) -> Spans {
+        Spans {
+            offset: self.offset,
+            spans: Arc::clone(&self.spans),
+            hint: AtomicUsize::new(self.hint.load(Ordering::Relaxed)),
+        }
+    }
 }
 
 impl Spans {
@@ -171,6 +186,7 @@ impl Spans {
         Spans {
             offset: None,
             spans: joined.into(),
+            hint: AtomicUsize::new(0),
         }
     }
 
@@ -180,6 +196,7 @@ impl Spans {
         Spans {
             offset: Some(offset),
             spans: Arc::clone(&self.spans),
+            hint: AtomicUsize::new(0),
         }
     }
 
@@ -205,8 +222,23 @@ impl Spans {
             },
             _ => return true,
         };
-        let i = self.spans.partition_point(|&(_, hi)| hi < utc);
-        self.spans.get(i).is_some_and(|&(lo, _)| lo <= utc)
+        // The first span that does not end before `utc`: the hint when the span before it
+        // ends before `utc` and the hinted one does not.
+        let spans = &*self.spans;
+        let h = self.hint.load(Ordering::Relaxed);
+        let fits = h <= spans.len()
+            && h.checked_sub(1)
+                .and_then(|p| spans.get(p))
+                .is_none_or(|&(_, hi)| hi < utc)
+            && spans.get(h).is_none_or(|&(_, hi)| hi >= utc);
+        let i = if fits {
+            h
+        } else {
+            let i = spans.partition_point(|&(_, hi)| hi < utc);
+            self.hint.store(i, Ordering::Relaxed);
+            i
+        };
+        spans.get(i).is_some_and(|&(lo, _)| lo <= utc)
     }
 }
 
@@ -340,6 +372,38 @@ mod spans_tests {
         assert!(zoned.holds(Some(&RawTime::Naive(5))) && !zoned.holds(Some(&RawTime::Naive(0))));
         assert!(spans.holds(Some(&RawTime::Naive(0))));
         assert!(!spans.holds(Some(&RawTime::Utc(26))) && spans.holds(None));
+    }
+
+    #[test]
+    fn a_time_is_held_or_not_whatever_time_was_asked_before() {
+        let spans = Spans::new(vec![(10, 20), (30, 40), (15, 25), (50, 50), (70, 90)]);
+        let truth = |t: Micros| {
+            [(10, 25), (30, 40), (50, 50), (70, 90)]
+                .iter()
+                .any(|&(lo, hi)| lo <= t && t <= hi)
+        };
+        // Forward, backward, and jumping about (a light read's times, and a clock that went back).
+        let mut times: Vec<Micros> = (0..100).collect();
+        times.extend((0..100).rev());
+        let mut r = 7u64;
+        for _ in 0..2000 {
+            r = r
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            times.push((r >> 33) as Micros % 110 - 5);
+        }
+        for (i, s) in [spans.clone(), spans.zoned(0)].iter().enumerate() {
+            for &t in &times {
+                assert_eq!(s.holds(Some(&RawTime::Utc(t))), truth(t), "{i}: {t}");
+                assert_eq!(
+                    s.holds(Some(&RawTime::Naive(t))),
+                    i == 0 || truth(t),
+                    "{i}: {t}"
+                );
+            }
+        }
+        let empty = Spans::new(Vec::new());
+        assert!(!empty.holds(Some(&RawTime::Utc(0))) && !empty.holds(Some(&RawTime::Utc(5))));
     }
 }
 
