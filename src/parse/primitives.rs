@@ -86,8 +86,9 @@ pub fn date_time(i: &str) -> IResult<&str, Micros> {
             .take_while(|c| c.is_ascii_digit())
             .count();
         if digits > 0 {
-            for (idx, c) in frac.iter().take(digits.min(6)).enumerate() {
-                micros += u32::from(c - b'0') * 10u32.pow(5 - idx as u32);
+            const SCALE: [u32; 6] = [100_000, 10_000, 1000, 100, 10, 1];
+            for (c, scale) in frac.iter().zip(SCALE).take(digits) {
+                micros += u32::from(c - b'0') * scale;
             }
             end = 20 + digits;
         }
