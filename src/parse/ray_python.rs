@@ -179,7 +179,11 @@ fn message_with_context(
 fn timestamp_ns(msg: &str) -> Option<i64> {
     const KEY: &[u8] = b" timestamp_ns=";
     let bytes = msg.as_bytes();
-    let digits = bytes.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+    let digits = bytes
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
     if digits == 0 {
         return None;
     }
