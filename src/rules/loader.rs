@@ -218,7 +218,9 @@ impl Problems<'_> {
     }
 }
 
-fn load_rule_with(origin: &str, text: &str, check_samples: bool) -> Result<Rule, Vec<LoadError>> {
+/// `checked`: compile every regex now and run the sample lines (a user's file); else both wait
+/// (the built-in library, which the test suite loads checked).
+fn load_rule_with(origin: &str, text: &str, checked: bool) -> Result<Rule, Vec<LoadError>> {
     let (raw, unknown) = parse_raw(origin, text)?;
     let mut p = Problems {
         origin,
@@ -286,7 +288,7 @@ fn load_rule_with(origin: &str, text: &str, check_samples: bool) -> Result<Rule,
                 format!("signal {:?} is defined twice", s.name),
             );
         }
-        match compile_signal(s, check_samples) {
+        match compile_signal(s, checked) {
             Ok(sig) => compiled.push(Some(sig)),
             Err(errs) => {
                 for (k, e) in errs {
@@ -388,7 +390,7 @@ fn load_rule_with(origin: &str, text: &str, check_samples: bool) -> Result<Rule,
         }
     }
 
-    let samples = check_samples_of(&mut p, &raw, &compiled, check_samples);
+    let samples = check_samples_of(&mut p, &raw, &compiled, checked);
     for (idx, s) in raw.signals.iter().enumerate() {
         if !samples.iter().any(|x| x.signal == s.name && x.matches) {
             p.add(
