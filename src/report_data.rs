@@ -135,8 +135,8 @@ pub struct Lanes {
     window: Option<(Micros, Micros)>,
     lo: Micros,
     width: Micros,
-    /// By [`SourceKind::index`], so in the kinds' order: a count finds its lane without a
-    /// search (millions of light events are counted one by one).
+    /// One slot per source kind, by [`SourceKind::index`], so in the kinds' order: a count
+    /// finds its lane without a search (millions of light events are counted one by one).
     lanes: Vec<Option<Lane>>,
     /// The first and last time counted.
     seen: Option<(Micros, Micros)>,
@@ -155,7 +155,7 @@ impl Lanes {
             window,
             lo,
             width,
-            lanes: Vec::new(),
+            lanes: SourceKind::ALL.iter().map(|_| None).collect(),
             seen: None,
         }
     }
@@ -169,11 +169,7 @@ impl Lanes {
         self.seen = Some(self.seen.map_or((t, t), |(lo, hi)| (lo.min(t), hi.max(t))));
         let b = self.bucket_of(t);
         let n_buckets = self.n_buckets;
-        let k = usize::from(kind.index());
-        if self.lanes.len() <= k {
-            self.lanes.resize_with(k + 1, || None);
-        }
-        let Some(slot) = self.lanes.get_mut(k) else {
+        let Some(slot) = self.lanes.get_mut(usize::from(kind.index())) else {
             return;
         };
         let lane = slot.get_or_insert_with(|| Lane {
@@ -203,9 +199,6 @@ impl Lanes {
         }
         if let Some((lo, hi)) = other.seen {
             self.seen = Some(self.seen.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
-        }
-        if self.lanes.len() < other.lanes.len() {
-            self.lanes.resize_with(other.lanes.len(), || None);
         }
         for (slot, lane) in self.lanes.iter_mut().zip(other.lanes) {
             let Some(lane) = lane else {

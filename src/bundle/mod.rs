@@ -74,10 +74,8 @@ const SPARE_BUFFERS: usize = 4;
 impl Buffers {
     /// An empty buffer with room for at least `capacity` bytes.
     pub fn take(&self, capacity: usize) -> Vec<u8> {
-        let reused = self.spare.lock().ok().and_then(|mut spare| spare.pop());
-        let mut buf = reused.unwrap_or_default();
+        let mut buf = self.take_scratch(capacity);
         buf.clear();
-        buf.reserve(capacity);
         buf
     }
 
