@@ -53,16 +53,16 @@ command_of() {
 }
 
 timed() {
-    local key=$1 record=$2 status=0 t0 t1 wall rss cmd
+    local key=$1 record=$2 status=0 t0 t1 wall rss user sys cmd
     command_of "$key"
     t0=${EPOCHREALTIME//[!0-9]/}
-    "$gtime" -f '%e %M' -o "$work/time.out" "${cmd[@]}" >/dev/null 2>"$work/stderr" || status=$?
+    "$gtime" -f '%e %M %U %S' -o "$work/time.out" "${cmd[@]}" >/dev/null 2>"$work/stderr" || status=$?
     t1=${EPOCHREALTIME//[!0-9]/}
     # analyze exits 1 when it finds a cause.
     ((status <= 1)) || { cat "$work/stderr" >&2; die "${label[$key]} exited with $status"; }
-    read -r wall rss < <(tail -n 1 "$work/time.out")
+    read -r wall rss user sys < <(tail -n 1 "$work/time.out")
     [[ -n $t0 && -n $t1 ]] && wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e6 }')
-    ((record)) && echo "$wall $rss" >>"$work/$key.times"
+    ((record)) && echo "$wall $rss $user $sys" >>"$work/$key.times"
     return 0
 }
 
@@ -75,12 +75,22 @@ done
 
 median() { sort -g -k "$2,$2" "$1" | awk -v c="$2" '{ v[NR] = $c } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-declare -A wall rss
+declare -A wall rss user sys
 for key in "${keys[@]}"; do
     wall[$key]=$(median "$work/$key.times" 1)
     rss[$key]=$(median "$work/$key.times" 2)
+    user[$key]=$(median "$work/$key.times" 3)
+    sys[$key]=$(median "$work/$key.times" 4)
 done
-printf '\n| command | median s | peak RSS MB | / analyze | / gzip -dc | target |\n|---|---:|---:|---:|---:|---|\n'
+# The ratio of two commands within each round, then their median: a round measures both
+# commands in the same minute, so the ratio holds when the machine's speed drifts over the
+# run (the ratio of the two medians does not).
+paired() {
+    paste -d ' ' "$work/$1.times" "$work/$2.times" |
+        awk '{ print $1 / $5 }' | sort -g |
+        awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+printf '\n| command | median s | user s | sys s | peak RSS MB | / analyze | / gzip -dc | target |\n|---|---:|---:|---:|---:|---:|---:|---|\n'
 target() {
     case $1 in
     html) echo '≤ 2.5× analyze, ≤ 200 MB' ;;
@@ -90,7 +100,13 @@ target() {
     esac
 }
 for key in "${keys[@]}"; do
-    awk -v l="${label[$key]}" -v w="${wall[$key]}" -v r="${rss[$key]}" -v a="${wall[analyze]}" \
-        -v g="${wall[gzip]}" -v t="$(target "$key")" \
-        'BEGIN { printf "| %s | %.2f | %.0f | %.2f | %.2f | %s |\n", l, w, r * 1024 / 1e6, w / a, w / g, t }'
+    awk -v l="${label[$key]}" -v w="${wall[$key]}" -v r="${rss[$key]}" -v a="$(paired "$key" analyze)" \
+        -v g="$(paired "$key" gzip)" -v t="$(target "$key")" -v u="${user[$key]}" -v s="${sys[$key]}" \
+        'BEGIN { printf "| %s | %.2f | %.2f | %.2f | %.0f | %.2f | %.2f | %s |\n", l, w, u, s, r * 1024 / 1e6, a, g, t }'
 done
+echo
+echo "Ratios: the median over the rounds of the ratio within each round (wall time)."
+echo "User and system times: medians; system time that grows from one run to the next with the"
+echo "same binary is the host's, not the command's (benches/README.md)."
+
+
