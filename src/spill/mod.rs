@@ -15,7 +15,8 @@
 //!
 //! A [`Spill::rendered`] keeps of each event only its line, its count of lines and the text a
 //! render wrote of it on the parser threads (the JSON timeline's packed tail), read back by
-//! [`Spill::merge_rendered`]. A stamp takes a tag byte and only the numbers it has.
+//! [`Spill::merge_rendered`]; the text as a [`Delta`] against the text of the event before it
+//! in its file. A stamp takes a tag byte and only the numbers it has.
 //!
 //! Invariant: events come back exactly as they went in (the encoding names every field of
 //! `Event`, so a new field does not compile until it is written here too), but for their
@@ -130,18 +131,27 @@ impl Pair {
     }
 
     /// Appends a record: its length (LEB128), then its line and count of lines (LEB128
-    /// too), then for a rendered spill the text rendered, else the rest of the event
-    /// ([`encode_event`]).
-    fn push(&mut self, ev: &Event, stamp: &Stamp, rendered: &[u8]) -> io::Result<()> {
+    /// too), then for a rendered spill the text rendered as a [`Delta`] against the text of
+    /// the file's record before, else the rest of the event ([`encode_event`]).
+    fn push(&mut self, ev: &Event, stamp: &Stamp, rendered: &[u8], delta: Delta) -> io::Result<()> {
         let at = self.pending.len();
         match self.form {
             Form::Rendered => {
-                let len =
-                    varint_len(ev.line.into()) + varint_len(ev.n_lines.into()) + rendered.len();
+                let Delta { prefix, suffix } = delta;
+                let middle = rendered
+                    .get(prefix..rendered.len().saturating_sub(suffix))
+                    .unwrap_or_default();
+                let len = varint_len(ev.line.into())
+                    + varint_len(ev.n_lines.into())
+                    + varint_len(prefix as u64)
+                    + varint_len(suffix as u64)
+                    + middle.len();
                 put_varint(&mut self.pending, len as u64);
                 put_varint(&mut self.pending, ev.line.into());
                 put_varint(&mut self.pending, ev.n_lines.into());
-                self.pending.extend_from_slice(rendered);
+                put_varint(&mut self.pending, prefix as u64);
+                put_varint(&mut self.pending, suffix as u64);
+                self.pending.extend_from_slice(middle);
             }
             form => {
                 encode_event(&mut self.pending, ev, form == Form::Whole);
@@ -204,6 +214,97 @@ struct Mark {
     line: u32,
 }
 
+/// How a rendered record's text is written: the first `prefix` and the last `suffix` bytes
+/// of the text of the record before it in its file, and what lies between them as it is.
+/// The events of a file repeat each other a lot (component, field values, the start and end
+/// of a message): about 30 % of the rendered bytes, which the spill then never writes to
+/// fresh pages of the page cache (a slow host's costliest part of the JSON timeline). A
+/// file's every [`MARK_STRIDE`]-th record, where a slice of the merge may start reading,
+/// takes nothing from the one before ([`Delta::NONE`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Delta {
+    prefix: usize,
+    suffix: usize,
+}
+
+impl Delta {
+    const NONE: Delta = Delta {
+        prefix: 0,
+        suffix: 0,
+    };
+
+    /// What `text` shares with `before`: the longest common start, then the longest common
+    /// end of what is left of both.
+    fn of(before: &[u8], text: &[u8]) -> Delta {
+        let prefix = common_start(before, text);
+        let suffix = common_end(
+            before.get(prefix..).unwrap_or_default(),
+            text.get(prefix..).unwrap_or_default(),
+        );
+        Delta { prefix, suffix }
+    }
+
+    /// Appends to `out` the text written as `middle` against `before`; false when `before`
+    /// is too short for it (a damaged spill).
+    fn append(self, before: &[u8], middle: &[u8], out: &mut Vec<u8>) -> bool {
+        let Some(start) = before.get(..self.prefix) else {
+            return false;
+        };
+        let Some(end) = before
+            .len()
+            .checked_sub(self.suffix)
+            .filter(|&at| at >= self.prefix)
+            .and_then(|at| before.get(at..))
+        else {
+            return false;
+        };
+        out.extend_from_slice(start);
+        out.extend_from_slice(middle);
+        out.extend_from_slice(end);
+        true
+    }
+}
+
+/// How many bytes `a` and `b` share from their start, compared eight at a time.
+fn common_start(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut at = 0;
+    while let (Some(x), Some(y)) = (
+        a.get(at..).and_then(|a| a.first_chunk::<8>()),
+        b.get(at..).and_then(|b| b.first_chunk::<8>()),
+    ) {
+        let diff = u64::from_le_bytes(*x) ^ u64::from_le_bytes(*y);
+        if diff != 0 {
+            return at + (diff.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    while at < n && a.get(at) == b.get(at) {
+        at += 1;
+    }
+    at
+}
+
+/// How many bytes `a` and `b` share at their end, compared eight at a time.
+fn common_end(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut same = 0;
+    while let (Some(x), Some(y)) = (
+        a.get(..a.len() - same).and_then(|a| a.last_chunk::<8>()),
+        b.get(..b.len() - same).and_then(|b| b.last_chunk::<8>()),
+    ) {
+        let diff = u64::from_le_bytes(*x) ^ u64::from_le_bytes(*y);
+        if diff != 0 {
+            return same + (diff.leading_zeros() / 8) as usize;
+        }
+        same += 8;
+    }
+    while same < n && a.get(a.len() - 1 - same) == b.get(b.len() - 1 - same) {
+        same += 1;
+    }
+    same
+}
+
 /// Events put aside per file, in file order.
 pub struct Spill {
     dir: TempDir,
@@ -214,6 +315,8 @@ pub struct Spill {
     marks: Vec<Vec<Mark>>,
     /// Per file `seq`: its events put aside.
     counts: Vec<u64>,
+    /// Per file `seq`, in a rendered spill: the text rendered of its last event.
+    last_text: Vec<Vec<u8>>,
     last_seq: Option<u32>,
 }
 
@@ -250,6 +353,7 @@ impl Spill {
             blocks: Vec::new(),
             marks: Vec::new(),
             counts: Vec::new(),
+            last_text: Vec::new(),
             last_seq: None,
         })
     }
@@ -276,7 +380,22 @@ impl Spill {
         }
         let contiguous = self.last_seq == Some(seq);
         let (events_at, stamps_at) = (self.pair.events_len, self.pair.stamps_len);
-        self.pair.push(ev, stamp, rendered)?;
+        let delta = if self.pair.form == Form::Rendered {
+            if self.last_text.len() <= idx {
+                self.last_text.resize_with(idx + 1, Vec::new);
+            }
+            let last = &mut self.last_text[idx];
+            let delta = match self.counts[idx] % MARK_STRIDE {
+                0 => Delta::NONE,
+                _ => Delta::of(last, rendered),
+            };
+            last.clear();
+            last.extend_from_slice(rendered);
+            delta
+        } else {
+            Delta::NONE
+        };
+        self.pair.push(ev, stamp, rendered, delta)?;
         self.last_seq = Some(seq);
         let blocks = &mut self.blocks[idx];
         let within = match blocks.last_mut() {
@@ -429,7 +548,8 @@ impl Spill {
             let Some(out) = sorted_pair.as_mut() else {
                 continue;
             };
-            let reader = Run::open(&files.0, &files.1, file_blocks, RUN_WINDOW);
+            let delta = form == Form::Rendered;
+            let reader = Run::open(&files.0, &files.1, file_blocks, RUN_WINDOW, delta);
             for (block, marks) in sort_runs(reader, out, res, id)? {
                 specs.push(RunSpec {
                     id,
@@ -448,6 +568,7 @@ impl Spill {
             files,
             sorted,
             specs,
+            delta: form == Form::Rendered,
         })
     }
 }
@@ -461,19 +582,21 @@ struct Runs {
     /// The events and stamps files of the sorted runs, if a file needed them.
     sorted: Option<(Shared, Shared)>,
     specs: Vec<RunSpec>,
+    /// Whether the spill's own records write their text as a [`Delta`] (a rendered spill).
+    delta: bool,
 }
 
 impl Runs {
     /// A reader of `spec`'s events, at its first, one of `sets` readers of every run
     /// (one a thread) that share [`RUNS_WINDOWS`].
     fn open(&self, spec: &RunSpec, sets: usize) -> Run {
-        let (e, s) = match (&self.sorted, spec.sorted) {
-            (Some(sorted), true) => sorted,
-            _ => &self.files,
+        let (e, s, delta) = match (&self.sorted, spec.sorted) {
+            (Some((e, s)), true) => (e, s, false),
+            _ => (&self.files.0, &self.files.1, self.delta),
         };
         let readers = self.specs.len().saturating_mul(sets).max(1);
         let window = (RUNS_WINDOWS / readers).clamp(MIN_WINDOW, RUN_WINDOW);
-        Run::open(e, s, spec.blocks.clone(), window)
+        Run::open(e, s, spec.blocks.clone(), window, delta)
     }
 }
 
@@ -761,6 +884,10 @@ struct Run {
     stamps: Window,
     /// Where the record read lies in the events window.
     record: std::ops::Range<usize>,
+    /// In a rendered spill's own files, whose text is written as a [`Delta`]: the record
+    /// read as the merge reads it (line, count of lines, the whole text), the offset of
+    /// its text, and room for the next one.
+    whole: Option<Whole>,
     blocks: Vec<Block>,
     /// The block read after the one being read.
     next_block: usize,
@@ -768,12 +895,58 @@ struct Run {
     stamp: Stamp,
 }
 
+/// A rendered record made whole again ([`Run::whole`]): the record, where its text starts,
+/// and the buffer of the record before, to write the next one in.
+#[derive(Default)]
+struct Whole {
+    record: Vec<u8>,
+    text_at: usize,
+    next: Vec<u8>,
+}
+
+impl Whole {
+    /// Makes whole the record `raw` (line, count of lines, [`Delta`], the text between),
+    /// against the record made whole before it; false if it does not decode.
+    fn read(&mut self, raw: &[u8]) -> bool {
+        let mut c = Cursor(raw);
+        let (Some(line), Some(n_lines)) = (c.varint(), c.varint()) else {
+            return false;
+        };
+        let (Some(prefix), Some(suffix)) = (c.varint(), c.varint()) else {
+            return false;
+        };
+        let delta = Delta {
+            prefix: prefix as usize,
+            suffix: suffix as usize,
+        };
+        let before = self.record.get(self.text_at..).unwrap_or_default();
+        let mut next = std::mem::take(&mut self.next);
+        next.clear();
+        put_varint(&mut next, line.into());
+        put_varint(&mut next, n_lines.into());
+        let text_at = next.len();
+        let ok = delta.append(before, c.0, &mut next);
+        self.next = std::mem::replace(&mut self.record, next);
+        self.text_at = text_at;
+        ok
+    }
+}
+
 impl Run {
-    fn open(events: &Shared, stamps: &Shared, blocks: Vec<Block>, window: usize) -> Run {
+    /// A reader of `blocks`; `delta` when their records are a rendered spill's own, whose
+    /// text is written as a [`Delta`] (not the sorted runs, written as the merge reads them).
+    fn open(
+        events: &Shared,
+        stamps: &Shared,
+        blocks: Vec<Block>,
+        window: usize,
+        delta: bool,
+    ) -> Run {
         Run {
             events: Window::new(std::sync::Arc::clone(events), window),
             stamps: Window::new(std::sync::Arc::clone(stamps), (window / 16).max(1 << 9)),
             record: 0..0,
+            whole: delta.then(Whole::default),
             blocks,
             next_block: 0,
             left: 0,
@@ -804,6 +977,12 @@ impl Run {
         self.record = self
             .events
             .take(usize::try_from(len).map_err(|_| unreadable())?)?;
+        if let Some(whole) = &mut self.whole {
+            let raw = self.events.buf.get(self.record.clone()).unwrap_or_default();
+            if !whole.read(raw) {
+                return Err(unreadable());
+            }
+        }
         self.stamps.fill(1)?;
         let tag = self.stamps.buf.get(self.stamps.start).copied().unwrap_or(0);
         let rec = self.stamps.take(1 + stamp_rest(tag))?;
@@ -825,9 +1004,13 @@ impl Run {
         self.stamps.seek(mark.stamps_at);
     }
 
-    /// The record read, as [`encode_event`] wrote it.
+    /// The record read, as [`encode_event`] wrote it, or in a rendered spill its line, its
+    /// count of lines and the whole text rendered.
     fn record(&self) -> &[u8] {
-        self.events.buf.get(self.record.clone()).unwrap_or_default()
+        match &self.whole {
+            Some(whole) => &whole.record,
+            None => self.events.buf.get(self.record.clone()).unwrap_or_default(),
+        }
     }
 
     /// The line of the record read (the first field of its encoding).
@@ -1336,7 +1519,7 @@ mod tests {
                 };
                 let mut ev = Event::new(n, "é".repeat(size / 2));
                 ev.fields.push(("n".into(), n.to_string().into()));
-                pair.push(&ev, &stamp(n), &[]).unwrap();
+                pair.push(&ev, &stamp(n), &[], Delta::NONE).unwrap();
                 written[file].push(ev);
                 n += 1;
             }
@@ -1344,7 +1527,7 @@ mod tests {
         }
         let (events, stamps) = shared(pair.finish().unwrap()).unwrap();
         for file in 0..2 {
-            let mut run = Run::open(&events, &stamps, blocks[file].clone(), RUN_WINDOW);
+            let mut run = Run::open(&events, &stamps, blocks[file].clone(), RUN_WINDOW, false);
             let mut read = Vec::new();
             while run.advance().unwrap() {
                 assert_eq!(run.stamp, stamp(run.line()));
@@ -1370,7 +1553,7 @@ mod tests {
             },
         };
         let text = ",\"source\":\"x\"}\n".as_bytes();
-        pair.push(&ev, &stamp, text).unwrap();
+        pair.push(&ev, &stamp, text, Delta::NONE).unwrap();
         let count = 1;
         let (events, stamps) = shared(pair.finish().unwrap()).unwrap();
         let block = Block {
@@ -1378,7 +1561,7 @@ mod tests {
             stamps_at: 0,
             count,
         };
-        let mut run = Run::open(&events, &stamps, vec![block], RUN_WINDOW);
+        let mut run = Run::open(&events, &stamps, vec![block], RUN_WINDOW, true);
         assert!(run.advance().unwrap());
         assert_eq!(run.stamp, stamp);
         assert_eq!(run.line(), 41);
@@ -1386,6 +1569,181 @@ mod tests {
         assert_eq!((c.varint(), c.varint()), (Some(41), Some(3)));
         assert_eq!(c.0, text);
         assert!(!run.advance().unwrap());
+    }
+
+    /// What the naive byte-by-byte loops say `a` and `b` share at their start and end.
+    fn shared_naive(a: &[u8], b: &[u8]) -> (usize, usize) {
+        let start = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        let end = a
+            .iter()
+            .rev()
+            .zip(b.iter().rev())
+            .take_while(|(x, y)| x == y)
+            .count();
+        (start, end)
+    }
+
+    #[test]
+    fn common_starts_and_ends_are_those_of_a_byte_by_byte_walk() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut byte = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            // Few distinct bytes, so that long shared runs are common.
+            b"ab"[(seed % 2) as usize]
+        };
+        for len_a in 0..40 {
+            for len_b in [0, 1, 7, 8, 9, 16, 17, 39] {
+                let a: Vec<u8> = (0..len_a).map(|_| byte()).collect();
+                let mut b: Vec<u8> = a.iter().copied().take(len_b).collect();
+                b.extend((b.len()..len_b).map(|_| byte()));
+                let (start, end) = shared_naive(&a, &b);
+                assert_eq!(common_start(&a, &b), start, "{a:?} {b:?}");
+                assert_eq!(common_end(&a, &b), end, "{a:?} {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_text_comes_back_from_its_delta_against_the_text_before() {
+        let texts: [&[u8]; 8] = [
+            b"",
+            b"GET /calc 200 1.4ms\x01proxy.py",
+            b"GET /calc 200 10.2ms\x01proxy.py",
+            b"GET /calc 200 10.2ms\x01proxy.py",
+            b"GET",
+            b"POST /fruit 200 16.5ms\x01proxy.py",
+            b"xx",
+            b"xxxx",
+        ];
+        for before in texts {
+            for text in texts {
+                let delta = Delta::of(before, text);
+                assert!(delta.prefix + delta.suffix <= before.len().min(text.len()));
+                let middle = &text[delta.prefix..text.len() - delta.suffix];
+                let mut out = b"kept:".to_vec();
+                assert!(delta.append(before, middle, &mut out));
+                assert_eq!(&out[5..], text, "{before:?} {text:?}");
+            }
+        }
+        // More than the text before holds is refused (a damaged spill).
+        let too_long = Delta {
+            prefix: 3,
+            suffix: 2,
+        };
+        assert!(!too_long.append(b"abcd", b"", &mut Vec::new()));
+        assert!(too_long.append(b"abcde", b"", &mut Vec::new()));
+    }
+
+    /// Texts pushed to a rendered spill as the events of one file, as the merge gives them
+    /// back, and the bytes the spill wrote for them. With `backwards`, the file's times go
+    /// back (it is cut into sorted runs, the texts come back last first).
+    fn rendered_round_trip(texts: &[Vec<u8>], backwards: bool) -> (Vec<Vec<u8>>, u64) {
+        let mut spill = Spill::rendered().unwrap();
+        let mut tracker = crate::resolve::Tracker::default();
+        for (i, text) in texts.iter().enumerate() {
+            let mut ev = Event::new(i as u32 + 1, "");
+            let t = i as i64;
+            ev.raw_time = Some(RawTime::Utc(if backwards { -t } else { t }));
+            let stamp = tracker.file(0).observe(&ev);
+            spill.push_rendered(0, &ev, &stamp, text).unwrap();
+        }
+        let written = spill.pair.events_len;
+        let info = crate::load::FileInfo {
+            id: 0,
+            path: "f.log".into(),
+            kind: SourceKind::Unknown,
+            bytes: 0,
+            lines: 0,
+            events: texts.len() as u64,
+            unparsed_lines: 0,
+            mtime: None,
+            zone_samples: Vec::new(),
+        };
+        let time = crate::timeline::TimeConfig { tz_override: None };
+        let res = tracker.resolve(&[info], &[0], None, &time);
+        let mut got = Vec::new();
+        spill
+            .merge_records(&res, &[0], &mut |record, _, _, _| {
+                let mut c = Cursor(record);
+                let n = texts.len();
+                let line = if backwards {
+                    n - got.len()
+                } else {
+                    got.len() + 1
+                };
+                assert_eq!(c.varint().map(|l| l as usize), Some(line));
+                assert_eq!(c.varint(), Some(1));
+                got.push(c.0.to_vec());
+                Ok(())
+            })
+            .unwrap();
+        (got, written)
+    }
+
+    #[test]
+    fn a_rendered_spill_writes_what_repeats_once_and_gives_every_text_back() {
+        // Texts that share starts and ends with the one before, and some that do not.
+        let texts: Vec<Vec<u8>> = (0..1000)
+            .map(|i| match i % 5 {
+                0 => format!("{{\"message\":\"GET /calc 200 {i}.4ms\",\"file\":\"proxy.py\"}}"),
+                1 => format!("{{\"message\":\"GET /calc 200 {i}.9ms\",\"file\":\"proxy.py\"}}"),
+                2 => String::new(),
+                3 => "é".repeat(i % 40),
+                _ => format!("{i}"),
+            })
+            .map(String::into_bytes)
+            .collect();
+        let (got, written) = rendered_round_trip(&texts, false);
+        assert!(got == texts);
+        let (mut got, _) = rendered_round_trip(&texts, true);
+        got.reverse();
+        assert!(got == texts);
+        // Ten copies of one long text: only the first of every `MARK_STRIDE` is written
+        // whole.
+        let long = vec![b"x".repeat(1000); 10 * MARK_STRIDE as usize];
+        let (got, written_long) = rendered_round_trip(&long, false);
+        assert!(got == long);
+        assert!(
+            written_long < 11 * 1000 + 10 * 6 * MARK_STRIDE,
+            "{written_long}"
+        );
+        assert!(written > 0);
+    }
+
+    #[test]
+    fn a_delta_that_reaches_past_the_text_before_is_unreadable() {
+        let dir = TempDir::new().unwrap();
+        let mut pair = Pair::create(dir.path(), "d", Form::Rendered).unwrap();
+        let stamp = Stamp {
+            own: Own::None,
+            carry: Carry {
+                anchor: None,
+                no_year: None,
+                age: None,
+            },
+        };
+        let ev = Event::new(1, "");
+        pair.push(&ev, &stamp, b"abc", Delta::NONE).unwrap();
+        let bad = Delta {
+            prefix: 2,
+            suffix: 2,
+        };
+        pair.push(&ev, &stamp, b"abcdef", bad).unwrap();
+        let (events, stamps) = shared(pair.finish().unwrap()).unwrap();
+        let block = Block {
+            events_at: 0,
+            stamps_at: 0,
+            count: 2,
+        };
+        let mut run = Run::open(&events, &stamps, vec![block], RUN_WINDOW, true);
+        assert!(run.advance().unwrap());
+        assert_eq!(&run.record()[2..], b"abc");
+        assert_eq!(
+            run.advance().map_err(|e| e.kind()).err(),
+            Some(io::ErrorKind::InvalidData)
+        );
     }
 
     #[test]
