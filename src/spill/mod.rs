@@ -315,8 +315,10 @@ pub struct Spill {
     marks: Vec<Vec<Mark>>,
     /// Per file `seq`: its events put aside.
     counts: Vec<u64>,
-    /// Per file `seq`, in a rendered spill: the text rendered of its last event.
-    last_text: Vec<Vec<u8>>,
+    /// In a rendered spill, the text rendered of the last event put aside (of `last_seq`):
+    /// one text, not one a file, so that a bundle of many files keeps no more. An event
+    /// that follows one of another file is written whole.
+    last_text: Vec<u8>,
     last_seq: Option<u32>,
 }
 
@@ -381,16 +383,13 @@ impl Spill {
         let contiguous = self.last_seq == Some(seq);
         let (events_at, stamps_at) = (self.pair.events_len, self.pair.stamps_len);
         let delta = if self.pair.form == Form::Rendered {
-            if self.last_text.len() <= idx {
-                self.last_text.resize_with(idx + 1, Vec::new);
-            }
-            let last = &mut self.last_text[idx];
             let delta = match self.counts[idx] % MARK_STRIDE {
+                _ if !contiguous => Delta::NONE,
                 0 => Delta::NONE,
-                _ => Delta::of(last, rendered),
+                _ => Delta::of(&self.last_text, rendered),
             };
-            last.clear();
-            last.extend_from_slice(rendered);
+            self.last_text.clear();
+            self.last_text.extend_from_slice(rendered);
             delta
         } else {
             Delta::NONE
@@ -1636,44 +1635,55 @@ mod tests {
         assert!(too_long.append(b"abcde", b"", &mut Vec::new()));
     }
 
-    /// Texts pushed to a rendered spill as the events of one file, as the merge gives them
-    /// back, and the bytes the spill wrote for them. With `backwards`, the file's times go
-    /// back (it is cut into sorted runs, the texts come back last first).
-    fn rendered_round_trip(texts: &[Vec<u8>], backwards: bool) -> (Vec<Vec<u8>>, u64) {
+    /// Texts pushed to a rendered spill as the events of `files` files (a few events of one,
+    /// then a few of another), as the merge gives them back, and the bytes the spill wrote
+    /// for them. With `backwards`, times go back (each file is cut into sorted runs, and
+    /// the texts come back last first).
+    fn rendered_round_trip(
+        texts: &[Vec<u8>],
+        files: usize,
+        backwards: bool,
+    ) -> (Vec<Vec<u8>>, u64) {
         let mut spill = Spill::rendered().unwrap();
         let mut tracker = crate::resolve::Tracker::default();
+        let mut lines = vec![0u32; files];
+        let mut placed = Vec::new();
         for (i, text) in texts.iter().enumerate() {
-            let mut ev = Event::new(i as u32 + 1, "");
+            let seq = (i * 7 / 13) % files;
+            lines[seq] += 1;
+            let mut ev = Event::new(lines[seq], "");
             let t = i as i64;
             ev.raw_time = Some(RawTime::Utc(if backwards { -t } else { t }));
-            let stamp = tracker.file(0).observe(&ev);
-            spill.push_rendered(0, &ev, &stamp, text).unwrap();
+            let stamp = tracker.file(seq as u32).observe(&ev);
+            spill.push_rendered(seq as u32, &ev, &stamp, text).unwrap();
+            placed.push((seq as FileId, lines[seq]));
+        }
+        if backwards {
+            placed.reverse();
         }
         let written = spill.pair.events_len;
-        let info = crate::load::FileInfo {
-            id: 0,
-            path: "f.log".into(),
-            kind: SourceKind::Unknown,
-            bytes: 0,
-            lines: 0,
-            events: texts.len() as u64,
-            unparsed_lines: 0,
-            mtime: None,
-            zone_samples: Vec::new(),
-        };
+        let infos: Vec<crate::load::FileInfo> = (0..files)
+            .map(|id| crate::load::FileInfo {
+                id: id as FileId,
+                path: format!("f{id}.log"),
+                kind: SourceKind::Unknown,
+                bytes: 0,
+                lines: 0,
+                events: u64::from(lines[id]),
+                unparsed_lines: 0,
+                mtime: None,
+                zone_samples: Vec::new(),
+            })
+            .collect();
+        let ids: Vec<FileId> = (0..files as FileId).collect();
         let time = crate::timeline::TimeConfig { tz_override: None };
-        let res = tracker.resolve(&[info], &[0], None, &time);
+        let res = tracker.resolve(&infos, &ids, None, &time);
         let mut got = Vec::new();
         spill
-            .merge_records(&res, &[0], &mut |record, _, _, _| {
+            .merge_records(&res, &ids, &mut |record, file, _, _| {
                 let mut c = Cursor(record);
-                let n = texts.len();
-                let line = if backwards {
-                    n - got.len()
-                } else {
-                    got.len() + 1
-                };
-                assert_eq!(c.varint().map(|l| l as usize), Some(line));
+                let line = c.varint().unwrap();
+                assert_eq!(Some((file, line)), placed.get(got.len()).copied());
                 assert_eq!(c.varint(), Some(1));
                 got.push(c.0.to_vec());
                 Ok(())
@@ -1695,15 +1705,18 @@ mod tests {
             })
             .map(String::into_bytes)
             .collect();
-        let (got, written) = rendered_round_trip(&texts, false);
-        assert!(got == texts);
-        let (mut got, _) = rendered_round_trip(&texts, true);
-        got.reverse();
-        assert!(got == texts);
+        for files in [1, 2, 3] {
+            let (got, _) = rendered_round_trip(&texts, files, false);
+            assert!(got == texts, "{files} file(s)");
+            let (mut got, _) = rendered_round_trip(&texts, files, true);
+            got.reverse();
+            assert!(got == texts, "{files} file(s), times going back");
+        }
+        let (_, written) = rendered_round_trip(&texts, 1, false);
         // Ten copies of one long text: only the first of every `MARK_STRIDE` is written
         // whole.
         let long = vec![b"x".repeat(1000); 10 * MARK_STRIDE as usize];
-        let (got, written_long) = rendered_round_trip(&long, false);
+        let (got, written_long) = rendered_round_trip(&long, 1, false);
         assert!(got == long);
         assert!(
             written_long < 11 * 1000 + 10 * 6 * MARK_STRIDE,
