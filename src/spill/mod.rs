@@ -219,8 +219,9 @@ struct Mark {
 /// The events of a file repeat each other a lot (component, field values, the start and end
 /// of a message): about 30 % of the rendered bytes, which the spill then never writes to
 /// fresh pages of the page cache (a slow host's costliest part of the JSON timeline). A
-/// file's every [`MARK_STRIDE`]-th record, where a slice of the merge may start reading,
-/// takes nothing from the one before ([`Delta::NONE`]).
+/// file's every [`MARK_STRIDE`]-th record, where a slice of the merge may start reading, and
+/// a record put aside right after another file's take nothing from the one before
+/// ([`Delta::NONE`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Delta {
     prefix: usize,
@@ -383,10 +384,12 @@ impl Spill {
         let contiguous = self.last_seq == Some(seq);
         let (events_at, stamps_at) = (self.pair.events_len, self.pair.stamps_len);
         let delta = if self.pair.form == Form::Rendered {
-            let delta = match self.counts[idx] % MARK_STRIDE {
-                _ if !contiguous => Delta::NONE,
-                0 => Delta::NONE,
-                _ => Delta::of(&self.last_text, rendered),
+            // A slice may start reading at a mark; the text before another file's is not
+            // this file's.
+            let delta = if !contiguous || self.counts[idx] % MARK_STRIDE == 0 {
+                Delta::NONE
+            } else {
+                Delta::of(&self.last_text, rendered)
             };
             self.last_text.clear();
             self.last_text.extend_from_slice(rendered);
