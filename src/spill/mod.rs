@@ -222,7 +222,7 @@ struct Mark {
 /// file's every [`MARK_STRIDE`]-th record, where a slice of the merge may start reading, and
 /// a record put aside right after another file's take nothing from the one before
 /// ([`Delta::NONE`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Delta {
     prefix: usize,
     suffix: usize,
@@ -508,6 +508,8 @@ impl Spill {
         } = self;
         // Sorted runs are written as the spill was.
         let form = pair.form;
+        // A rendered spill's own records write their text as a `Delta`.
+        let delta = form == Form::Rendered;
         let (events_path, stamps_path) = pair.finish()?;
         let files = shared((events_path, stamps_path.clone()))?;
         let id_of = |seq: usize| ids.get(seq).copied().unwrap_or(0);
@@ -550,7 +552,6 @@ impl Spill {
             let Some(out) = sorted_pair.as_mut() else {
                 continue;
             };
-            let delta = form == Form::Rendered;
             let reader = Run::open(&files.0, &files.1, file_blocks, RUN_WINDOW, delta);
             for (block, marks) in sort_runs(reader, out, res, id)? {
                 specs.push(RunSpec {
@@ -570,7 +571,7 @@ impl Spill {
             files,
             sorted,
             specs,
-            delta: form == Form::Rendered,
+            delta,
         })
     }
 }
@@ -911,9 +912,11 @@ impl Whole {
     /// against the record made whole before it; false if it does not decode.
     fn read(&mut self, raw: &[u8]) -> bool {
         let mut c = Cursor(raw);
-        let (Some(line), Some(n_lines)) = (c.varint(), c.varint()) else {
+        if c.varint().and(c.varint()).is_none() {
             return false;
-        };
+        }
+        // The line and the count of lines, as they were written.
+        let head = raw.get(..raw.len() - c.0.len()).unwrap_or_default();
         let (Some(prefix), Some(suffix)) = (c.varint(), c.varint()) else {
             return false;
         };
@@ -924,8 +927,7 @@ impl Whole {
         let before = self.record.get(self.text_at..).unwrap_or_default();
         let mut next = std::mem::take(&mut self.next);
         next.clear();
-        put_varint(&mut next, line.into());
-        put_varint(&mut next, n_lines.into());
+        next.extend_from_slice(head);
         let text_at = next.len();
         let ok = delta.append(before, c.0, &mut next);
         self.next = std::mem::replace(&mut self.record, next);
