@@ -10,6 +10,7 @@
 //! The parts, in the order a byte meets them:
 //! - `router`: classifies each file on its first piece and turns the walk's entries into jobs
 //!   (a file whole, or the pieces of a sieved file with the lines around each);
+//! - `fed`: a Kubernetes document too large to gather, parsed as its pieces arrive;
 //! - `gate`: the byte budget that makes the reader wait for the parsers;
 //! - `pieces`: the jobs, what they give, and the joining of a file's pieces in order;
 //! - `windows`: the sieved parse of one piece (the windows around hits, the head, the tail);
@@ -19,6 +20,7 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+mod fed;
 mod fold;
 mod gate;
 mod pieces;
@@ -328,6 +330,125 @@ mod tests {
     use super::sections::{parse_sections, split_cluster_info_sections};
     use super::windows::{back_lines, forward_lines, starts_record};
     use super::*;
+    use crate::bundle::Limits;
+
+    /// A describe and an events table past [`fed::FEED_AFTER`], read by `analyze` (sieved, in
+    /// pieces): fed as they arrive, and the same events, lines, bytes and diagnostics as a
+    /// whole parse of each gives.
+    #[test]
+    fn huge_kubernetes_documents_are_fed_as_a_whole_parse_reads_them() {
+        #![allow(clippy::unwrap_used)]
+        let dir = std::env::temp_dir().join(format!("raysift-fed-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut describe = String::from(
+            "Name:         ray-head\nNamespace:    default\nStart Time:   Mon, 07 Oct 2024 08:00:00 +0000\n\
+             IP:           10.0.1.23\nContainers:\n  ray-head:\n    Image:  rayproject/ray:2.9.3\n\
+             QoS Class:    Guaranteed\nEvents:\n  Type     Reason   Age   From     Message\n\
+             \x20 ----     ------   ----  ----     -------\n",
+        );
+        let mut table = String::from("LAST SEEN  TYPE     REASON   OBJECT          MESSAGE\n");
+        let mut i = 0u64;
+        while describe.len() <= fed::FEED_AFTER + 3 * PIECE_BYTES {
+            let pod = format!("pod/w-{:05}", i % 40_000);
+            describe.push_str(&format!(
+                "  Warning  BackOff  {}s  kubelet  Back-off restarting failed container in {pod}\n",
+                i % 90
+            ));
+            if i % 1000 == 7 {
+                table.push('\n');
+            }
+            table.push_str(&format!(
+                "{}s  Warning  BackOff  {pod}  Back-off restarting failed container {}\n",
+                i % 90,
+                i % 3
+            ));
+            i += 1;
+        }
+        // A last line without its newline.
+        describe.push_str("  Normal   Pulled   1s   kubelet  Image pulled");
+        std::fs::write(dir.join("describe-head.txt"), &describe).unwrap();
+        std::fs::write(dir.join("events.txt"), &table).unwrap();
+        let rules = crate::rules::library::builtin().unwrap();
+        let cfg = LoadConfig {
+            limits: Limits::DEFAULT,
+            sieve: Some(Arc::new(Sieve::new(&rules))),
+            threads: 2,
+            progress: None,
+        };
+        let loaded = load(&dir, &cfg).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        // The router feeds the describe once past the limit, and hands on one parsed file.
+        let mut router = Router {
+            sieve: cfg.sieve.clone(),
+            open: None,
+            buffers: Arc::new(Buffers::default()),
+        };
+        let (bytes, mut start, mut index, mut fed) = (describe.as_bytes(), 0, 0, false);
+        let mut jobs = Vec::new();
+        while start < bytes.len() {
+            let end = router::piece_end(bytes, start, PIECE_BYTES);
+            let entry = Entry {
+                path: "describe-head.txt".into(),
+                mtime: None,
+                bytes: bundle::Bytes::Owned(bytes[start..end].to_vec()),
+                piece: bundle::Piece {
+                    index,
+                    last: end == bytes.len(),
+                },
+                cuts: Vec::new(),
+            };
+            router.route(entry, &mut |job| jobs.push(job));
+            fed |= router
+                .open
+                .as_ref()
+                .is_some_and(|o| matches!(o.mode, router::Mode::Fed(_)));
+            (start, index) = (end, index + 1);
+        }
+        assert!(fed, "the describe was gathered whole");
+        assert!(matches!(jobs.as_slice(), [pieces::Job::Done(_)]));
+        for (name, text) in [("describe-head.txt", &describe), ("events.txt", &table)] {
+            let bytes = text.as_bytes();
+            let info = loaded
+                .files
+                .iter()
+                .find(|f| f.path.ends_with(name))
+                .unwrap();
+            assert!(
+                parse::Feed::new(info.kind, true).is_some(),
+                "{name}: {:?}",
+                info.kind
+            );
+            let whole = parse::parse_folding(info.kind, bytes);
+            assert_eq!(info.lines, count_lines(bytes), "{name}");
+            assert_eq!(info.bytes, bytes.len() as u64, "{name}");
+            assert_eq!(info.unparsed_lines, whole.unparsed_lines, "{name}");
+            let got: Vec<Event> = loaded.events[info.id as usize]
+                .iter()
+                .map(|e| Event {
+                    file: 0,
+                    ..e.clone()
+                })
+                .collect();
+            let want: Vec<Event> = whole
+                .events
+                .into_iter()
+                .map(|e| Event {
+                    kind: if e.kind == SourceKind::Unknown {
+                        info.kind
+                    } else {
+                        e.kind
+                    },
+                    ..e
+                })
+                .collect();
+            assert!(
+                got.len() * 50 < i as usize,
+                "{name}: {} of {i} rows kept",
+                got.len()
+            );
+            assert_eq!(got, want, "{name}");
+        }
+    }
 
     #[test]
     fn binary_and_utf16() {

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use super::fed::{Fed, FEED_AFTER};
 use super::pieces::{Job, PieceJob, Text, PIECE_BYTES};
 use super::sections::SECTION_START;
 use super::windows::{back_lines, forward_lines};
@@ -38,6 +39,8 @@ pub(super) enum Mode {
     },
     /// Parsed whole once every piece is in (the bytes and their cut lines).
     Gather(Vec<u8>, Vec<Cut>),
+    /// A Kubernetes document past [`FEED_AFTER`] bytes, parsed as its pieces arrive.
+    Fed(Box<Fed>),
     /// Not parsed (binary); its bytes are counted.
     Skip { problem: String, bytes: u64 },
 }
@@ -91,7 +94,13 @@ impl Router {
                     ..*c
                 }));
                 buf.extend_from_slice(&entry.bytes);
-                if last {
+                // Past the limit (tried once), a document read line by line is fed instead.
+                if !last && shift < FEED_AFTER && buf.len() >= FEED_AFTER {
+                    let fold = self.sieve.is_some();
+                    if let Some(fed) = Fed::start(&open.path, buf, cuts, fold) {
+                        open.mode = Mode::Fed(Box::new(fed));
+                    }
+                } else if last {
                     let bytes = std::mem::take(buf);
                     let sieve = folding(self.sieve.as_ref(), &open.path, &bytes);
                     run(Job::Whole(
@@ -104,6 +113,15 @@ impl Router {
                         },
                         sieve,
                     ));
+                }
+            }
+            Mode::Fed(fed) => {
+                fed.push(&entry.bytes, &entry.cuts);
+                if last {
+                    let gathered = Mode::Gather(Vec::new(), Vec::new());
+                    if let Mode::Fed(fed) = std::mem::replace(&mut open.mode, gathered) {
+                        run(Job::Done(fed.finish(open.path.clone(), open.mtime)));
+                    }
                 }
             }
             Mode::Skip { problem, bytes } => {

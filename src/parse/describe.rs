@@ -34,23 +34,50 @@ pub fn parse(input: &[u8], out: &mut ParseOutput) {
 /// [`row_fold`](crate::parse::row_fold)). Lines are read one by one, not gathered first: a describe
 /// of a million events rows holds only its objects.
 pub fn parse_with(input: &[u8], out: &mut ParseOutput, fold: bool) {
-    let new = || Object {
-        folder: RowFolder::new(fold),
-        ..Object::default()
-    };
-    let mut object: Option<Object> = None;
-    for (no, raw) in split_lines(input) {
-        let text = decode(raw);
-        // A `Name:` line in column 0 starts the next describe.
-        if Some(&(no, text.clone())).is_none_or_name() {
-            if let Some(done) = object.take() {
-                done.emit(out);
-            }
-        }
-        object.get_or_insert_with(new).line(no, &text);
+    let mut reader = Reader::new(fold);
+    reader.lines(input, 0, out);
+    reader.finish(out);
+}
+
+/// [`parse_with`] fed its input in pieces of whole lines (`parse::Feed`): a huge describe is
+/// read as it arrives, never held whole.
+pub struct Reader {
+    fold: bool,
+    /// The describe being read.
+    object: Option<Object>,
+}
+
+impl Reader {
+    pub fn new(fold: bool) -> Reader {
+        Reader { fold, object: None }
     }
-    if let Some(done) = object {
-        done.emit(out);
+
+    /// Reads the lines of `input`, numbered after the `before` lines already read.
+    pub fn lines(&mut self, input: &[u8], before: u32, out: &mut ParseOutput) {
+        for (no, raw) in split_lines(input) {
+            let no = no.saturating_add(before);
+            let text = decode(raw);
+            // A `Name:` line in column 0 starts the next describe.
+            if Some(&(no, text.clone())).is_none_or_name() {
+                if let Some(done) = self.object.take() {
+                    done.emit(out);
+                }
+            }
+            let fold = self.fold;
+            self.object
+                .get_or_insert_with(|| Object {
+                    folder: RowFolder::new(fold),
+                    ..Object::default()
+                })
+                .line(no, &text);
+        }
+    }
+
+    /// Emits the describe read last.
+    pub fn finish(self, out: &mut ParseOutput) {
+        if let Some(done) = self.object {
+            done.emit(out);
+        }
     }
 }
 

@@ -24,25 +24,51 @@ pub fn parse(input: &[u8], out: &mut ParseOutput) {
 
 /// [`parse`], folding the rows of a huge table when `fold` (see [`row_fold`](crate::parse::row_fold)).
 pub fn parse_with(input: &[u8], out: &mut ParseOutput, fold: bool) {
-    let mut folder = RowFolder::new(fold);
-    let mut columns: Option<Columns> = None;
-    for (no, raw) in split_lines(input) {
-        let line = decode(raw);
+    let mut reader = Reader::new(fold);
+    reader.lines(input, 0, out);
+    reader.finish(out);
+}
+
+/// [`parse_with`] fed its input in pieces of whole lines (`parse::Feed`): a table of millions
+/// of rows is read as it arrives, never held whole.
+pub struct Reader {
+    folder: RowFolder,
+    /// The columns of the table being read.
+    columns: Option<Columns>,
+}
+
+impl Reader {
+    pub fn new(fold: bool) -> Reader {
+        Reader {
+            folder: RowFolder::new(fold),
+            columns: None,
+        }
+    }
+
+    /// Reads the lines of `input`, numbered after the `before` lines already read.
+    pub fn lines(&mut self, input: &[u8], before: u32, out: &mut ParseOutput) {
+        for (no, raw) in split_lines(input) {
+            let no = no.saturating_add(before);
+            self.line(no, &decode(raw), out);
+        }
+    }
+
+    fn line(&mut self, no: u32, line: &str, out: &mut ParseOutput) {
         if line.trim().is_empty() {
             match out.events.last_mut() {
                 Some(prev) => prev.n_lines += 1,
                 None => out.events.push(Event::new(no, String::new())),
             }
-            continue;
+            return;
         }
-        if let Some(header) = events_header(&line) {
-            columns = Some(header);
+        if let Some(header) = events_header(line) {
+            self.columns = Some(header);
             out.events.push(Event::new(no, line.trim().to_string()));
-            continue;
+            return;
         }
-        if let Some(cols) = &columns {
-            let rec = row(cols, &line);
-            match folder.place(&rec, &rec.object, out.events.len()) {
+        if let Some(cols) = &self.columns {
+            let rec = row(cols, line);
+            match self.folder.place(&rec, &rec.object, out.events.len()) {
                 Some(at) => {
                     let ev = rec.into_event(no, 1);
                     if let Some(into) = out.events.get_mut(at) {
@@ -51,20 +77,24 @@ pub fn parse_with(input: &[u8], out: &mut ParseOutput, fold: bool) {
                 }
                 None => out.events.push(rec.into_event(no, 1)),
             }
-            continue;
+            return;
         }
-        if let Some(rec) = headerless_row(&line) {
+        if let Some(rec) = headerless_row(line) {
             out.events.push(headerless_event(rec, no));
-        } else if is_scaffold(&line) {
+        } else if is_scaffold(line) {
             out.events.push(Event::new(no, line.trim().to_string()));
         } else {
             out.unparsed_lines += 1;
-            out.events.push(Event::new(no, line.into_owned()));
+            out.events.push(Event::new(no, line.to_string()));
         }
     }
-    for (at, folded) in folder.folded() {
-        if let Some(ev) = out.events.get_mut(at) {
-            set_field(ev, "folded_rows", folded.to_string());
+
+    /// Gives each folded row its count.
+    pub fn finish(self, out: &mut ParseOutput) {
+        for (at, folded) in self.folder.folded() {
+            if let Some(ev) = out.events.get_mut(at) {
+                set_field(ev, "folded_rows", folded.to_string());
+            }
         }
     }
 }

@@ -310,6 +310,70 @@ fn parse_with(kind: SourceKind, input: &[u8], fold: bool) -> ParseOutput {
     parse_at(kind, input, fold, Detail::Full, None)
 }
 
+/// A Kubernetes document parsed as its pieces arrive, for the formats read line by line with
+/// little state (a describe, a `kubectl get events` table): what [`parse_folding`] (or
+/// [`parse`]) gives of the whole, without holding the whole. A describe of a million
+/// `Events:` rows then costs its folds, not its bytes.
+pub struct Feed {
+    reader: FeedReader,
+    out: ParseOutput,
+    /// Lines read so far.
+    lines: u32,
+}
+
+enum FeedReader {
+    Describe(describe::Reader),
+    Events(kube_events::Reader),
+}
+
+impl Feed {
+    /// A feed for a document of `kind`, folding repeated rows when `fold`; `None` for the
+    /// formats that must be read whole (objects, other tables, logs).
+    pub fn new(kind: SourceKind, fold: bool) -> Option<Feed> {
+        let reader = match Format::of(kind) {
+            Format::Describe => FeedReader::Describe(describe::Reader::new(fold)),
+            Format::KubeEvents => FeedReader::Events(kube_events::Reader::new(fold)),
+            _ => return None,
+        };
+        Some(Feed {
+            reader,
+            out: ParseOutput::default(),
+            lines: 0,
+        })
+    }
+
+    /// Reads the next piece of the document: whole lines (the last piece of a document may
+    /// end without a newline).
+    pub fn feed(&mut self, piece: &[u8]) {
+        let out = &mut self.out;
+        match &mut self.reader {
+            FeedReader::Describe(r) => r.lines(piece, self.lines, out),
+            FeedReader::Events(r) => r.lines(piece, self.lines, out),
+        }
+        let newlines = memchr::memchr_iter(b'\n', piece).count();
+        self.lines = self
+            .lines
+            .saturating_add(u32::try_from(newlines).unwrap_or(u32::MAX));
+    }
+
+    /// Lines read so far: the number of the line before the next piece's first.
+    pub fn lines(&self) -> u32 {
+        self.lines
+    }
+
+    /// What the whole document gave.
+    pub fn finish(self) -> ParseOutput {
+        let Feed {
+            reader, mut out, ..
+        } = self;
+        match reader {
+            FeedReader::Describe(r) => r.finish(&mut out),
+            FeedReader::Events(r) => r.finish(&mut out),
+        }
+        out
+    }
+}
+
 /// Parses one file's bytes as `kind`, building records at `detail`.
 pub fn parse_detailed(kind: SourceKind, input: &[u8], detail: Detail) -> ParseOutput {
     parse_at(kind, input, false, detail, None)
@@ -473,5 +537,110 @@ mod finish_tests {
         f.catch_up(&mut out.events);
         assert_eq!(f.bytes, b"raylet|first|;raylet|second|;");
         assert_eq!(f.ends, vec![14, 29]);
+    }
+}
+
+#[cfg(test)]
+mod feed_tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+    use std::path::Path;
+
+    /// Every file under `dir`, recursively.
+    fn files(dir: &Path, into: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                files(&p, into);
+            } else {
+                into.push(p);
+            }
+        }
+    }
+
+    fn shown(out: &ParseOutput) -> String {
+        format!(
+            "{:?}\n{:?}\n{}",
+            out.events, out.diagnostics, out.unparsed_lines
+        )
+    }
+
+    /// The document cut after every `n` lines.
+    fn pieces(bytes: &[u8], n: usize) -> Vec<&[u8]> {
+        let mut got = Vec::new();
+        let (mut start, mut lines) = (0, 0);
+        for nl in memchr::memchr_iter(b'\n', bytes) {
+            lines += 1;
+            if lines % n == 0 {
+                got.push(&bytes[start..=nl]);
+                start = nl + 1;
+            }
+        }
+        if start < bytes.len() {
+            got.push(&bytes[start..]);
+        }
+        got
+    }
+
+    #[test]
+    fn a_document_fed_in_pieces_parses_as_it_does_whole() {
+        let mut all = Vec::new();
+        files(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus"),
+            &mut all,
+        );
+        all.sort();
+        // The last describe lacks its final newline, and blank lines fall on piece ends.
+        let mut extra = b"Name: a\nEvents:\n  Type  Reason  Age  From  Message\n".to_vec();
+        extra.extend_from_slice(b"  ----  ------  ---  ----  -------\n\n");
+        extra.extend_from_slice(b"  Warning  BackOff  5s (x3 over 1m)  kubelet  Back-off\n\n");
+        extra.extend_from_slice(b"Name: b\nStatus: Running");
+        let mut docs: Vec<(String, SourceKind, Vec<u8>)> =
+            vec![("extra".into(), SourceKind::DescribePod, extra.clone())];
+        let mut table = b"\nLAST SEEN  TYPE  REASON  OBJECT  MESSAGE\n".to_vec();
+        for i in 0..40 {
+            let row = format!(
+                "{i}s  Warning  BackOff  pod/w-{:05}  Back-off pod w\n\n",
+                i % 7
+            );
+            table.extend_from_slice(row.as_bytes());
+        }
+        table.extend_from_slice(b"No resources found");
+        docs.push(("table".into(), SourceKind::KubeEvents, table));
+        for path in &all {
+            let bytes = std::fs::read(path).unwrap();
+            let kind = crate::classify::classify(&path.to_string_lossy(), &bytes);
+            if Feed::new(kind, false).is_some() {
+                docs.push((path.display().to_string(), kind, bytes));
+            }
+        }
+        let describes = docs
+            .iter()
+            .filter(|d| Format::of(d.1) == Format::Describe)
+            .count();
+        assert!(
+            describes >= 5 && docs.len() - describes >= 5,
+            "{describes} of {}",
+            docs.len()
+        );
+        for (name, kind, bytes) in &docs {
+            for fold in [false, true] {
+                let whole = shown(&parse_with(*kind, bytes, fold));
+                for n in [1, 2, 3, 7, 1000] {
+                    let mut feed = Feed::new(*kind, fold).unwrap();
+                    for piece in pieces(bytes, n) {
+                        feed.feed(piece);
+                    }
+                    let lines = feed.lines();
+                    assert_eq!(
+                        shown(&feed.finish()),
+                        whole,
+                        "{name}, fold {fold}, {n} lines a piece"
+                    );
+                    let newlines = memchr::memchr_iter(b'\n', bytes).count() as u32;
+                    assert_eq!(lines, newlines, "{name}");
+                }
+            }
+        }
     }
 }
