@@ -17,11 +17,30 @@ use crate::parse::primitives::human_duration;
 /// One path segment as the describe and YAML printers agree on it: spaces removed, lower
 /// case. `Last State`, `lastState` → `laststate`; `fruit_app`, `ray.io/cluster` unchanged.
 pub fn norm_key(key: &str) -> String {
-    let mut out = String::with_capacity(key.len());
-    for c in key.chars().filter(|c| !c.is_whitespace()) {
-        out.extend(c.to_lowercase());
-    }
-    out
+    normalised(key).collect()
+}
+
+/// The characters of [`norm_key`], without building it: byte by byte for ASCII, which is
+/// nearly every key (the Unicode case tables were most of reading a table of events).
+fn normalised(key: &str) -> impl Iterator<Item = char> + '_ {
+    let ascii = key.is_ascii();
+    let bytes = key
+        .bytes()
+        .filter(move |_| ascii)
+        .map(char::from)
+        .filter(|c| !c.is_whitespace())
+        .map(|c| c.to_ascii_lowercase());
+    let chars = key
+        .chars()
+        .filter(move |_| !ascii)
+        .filter(|c| !c.is_whitespace())
+        .flat_map(char::to_lowercase);
+    bytes.chain(chars)
+}
+
+/// Whether two keys are the same once [`norm_key`] has normalised both.
+pub fn same_key(a: &str, b: &str) -> bool {
+    normalised(a).eq(normalised(b))
 }
 
 /// `parent.key`, or `key` at the root.
@@ -304,9 +323,7 @@ impl Columns {
 
     /// Index of a column by its name, compared without spaces and case.
     pub fn index(&self, name: &str) -> Option<usize> {
-        self.names
-            .iter()
-            .position(|n| norm_key(n) == norm_key(name))
+        self.names.iter().position(|n| same_key(n, name))
     }
 }
 
@@ -374,6 +391,22 @@ mod tests {
         assert_eq!(norm_key("fruit_app"), "fruit_app");
         assert_eq!(norm_key("ray.io/cluster"), "ray.io/cluster");
         assert_eq!(norm_key("Dashboard - Host"), "dashboard-host");
+        assert_eq!(norm_key("Ünïcode Kéy\u{b}Ω"), "ünïcodekéyω");
+        let keys = [
+            "LAST SEEN",
+            "lastSeen",
+            "last seen",
+            "Last\tSeen",
+            "ΣΑ B",
+            "σα b",
+            "",
+            " ",
+        ];
+        for a in keys {
+            for b in keys {
+                assert_eq!(same_key(a, b), norm_key(a) == norm_key(b), "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]
