@@ -17,30 +17,30 @@ use crate::parse::primitives::human_duration;
 /// One path segment as the describe and YAML printers agree on it: spaces removed, lower
 /// case. `Last State`, `lastState` → `laststate`; `fruit_app`, `ray.io/cluster` unchanged.
 pub fn norm_key(key: &str) -> String {
-    normalised(key).collect()
+    if key.is_ascii() {
+        return ascii_normalised(key).map(char::from).collect();
+    }
+    key.chars()
+        .filter(|c| !c.is_whitespace())
+        .flat_map(char::to_lowercase)
+        .collect()
 }
 
-/// The characters of [`norm_key`], without building it: byte by byte for ASCII, which is
-/// nearly every key (the Unicode case tables were most of reading a table of events).
-fn normalised(key: &str) -> impl Iterator<Item = char> + '_ {
-    let ascii = key.is_ascii();
-    let bytes = key
-        .bytes()
-        .filter(move |_| ascii)
-        .map(char::from)
-        .filter(|c| !c.is_whitespace())
-        .map(|c| c.to_ascii_lowercase());
-    let chars = key
-        .chars()
-        .filter(move |_| !ascii)
-        .filter(|c| !c.is_whitespace())
-        .flat_map(char::to_lowercase);
-    bytes.chain(chars)
+/// The bytes of [`norm_key`] of an ASCII key, without building it (the Unicode case tables
+/// were most of reading a table of events).
+fn ascii_normalised(key: &str) -> impl Iterator<Item = u8> + '_ {
+    key.bytes()
+        .filter(|&b| !char::from(b).is_whitespace())
+        .map(|b| b.to_ascii_lowercase())
 }
 
-/// Whether two keys are the same once [`norm_key`] has normalised both.
+/// Whether two keys are the same once [`norm_key`] has normalised both: compared in place
+/// when both are ASCII, as nearly every key is.
 pub fn same_key(a: &str, b: &str) -> bool {
-    normalised(a).eq(normalised(b))
+    if a.is_ascii() && b.is_ascii() {
+        return ascii_normalised(a).eq(ascii_normalised(b));
+    }
+    norm_key(a) == norm_key(b)
 }
 
 /// `parent.key`, or `key` at the root.
