@@ -12,8 +12,11 @@
 //! `col.<header>` field per cell; the `Events:` table gives Kubernetes Event records timed by
 //! their age.
 //!
-//! An object is read whole before its events are emitted, because its kind (and so the
-//! `object` field) and its list shapes are only known at its end. This module does not read
+//! An object's events are emitted at its end, because its kind (and so the `object` field)
+//! and its list shapes are only known then; but when rows are not folded, the rows of a
+//! top-level `Events:` table go as they are read, and with them everything before the table:
+//! every describer prints `Events:` last, so the object's identity and what comes before it
+//! are settled by then, and a table of a million rows holds one. This module does not read
 //! YAML, JSON or `kubectl get events` output.
 
 use std::borrow::Cow;
@@ -67,9 +70,10 @@ impl Reader {
             self.object
                 .get_or_insert_with(|| Object {
                     folder: RowFolder::new(fold),
+                    stream_rows: !fold,
                     ..Object::default()
                 })
-                .line(no, &text);
+                .line(no, &text, out);
         }
     }
 
@@ -270,10 +274,31 @@ struct Object {
     unparsed: u64,
     /// Groups of `Events:` rows, when they are folded.
     folder: RowFolder,
+    /// Whether the rows of a top-level `Events:` table are emitted as they are read (when
+    /// they are not folded).
+    stream_rows: bool,
+    /// Entries already emitted: the first `emitted` of `entries` (rows emitted as they were
+    /// read are no longer there).
+    emitted: usize,
+    /// The last entry is a row still to emit: the next row or the object's end settles it
+    /// (blank lines after it are its own).
+    pending_row: bool,
+    /// Who the events are about, settled once rows start to go.
+    identity: Option<Identity>,
+}
+
+/// Who an object's events are about.
+#[derive(Clone, Debug)]
+struct Identity {
+    kind: String,
+    namespace: String,
+    name: String,
+    /// `kind/namespace/name`, when kind and name are known.
+    object: Option<String>,
 }
 
 impl Object {
-    fn line(&mut self, no: u32, raw: &str) {
+    fn line(&mut self, no: u32, raw: &str, out: &mut ParseOutput) {
         let text = raw.trim_end();
         if text.trim_start().is_empty() {
             self.blank(no);
@@ -361,9 +386,21 @@ impl Object {
             } => {
                 if indent > k {
                     if content.chars().all(|c| c == '-' || c == ' ') {
-                        self.fold(section, content);
+                        // A rule among rows already emitted with their section: the last
+                        // row's.
+                        let into = if section < self.emitted {
+                            self.entries.len().saturating_sub(1)
+                        } else {
+                            section
+                        };
+                        self.fold(into, content);
                     } else {
+                        let stream = events && k == 0 && self.stream_rows;
+                        let after_row = self.pending_row;
                         self.row(no, section, &cols, events, text);
+                        if stream {
+                            self.stream_row(after_row, out);
+                        }
                     }
                     self.mode = Mode::Table {
                         section,
@@ -602,6 +639,50 @@ impl Object {
         );
     }
 
+    /// The row just pushed sends out what came before it: the row before it (`after_row`),
+    /// which nothing can lengthen now, or, for the first row of a table, everything not yet
+    /// emitted (its section included).
+    fn stream_row(&mut self, after_row: bool, out: &mut ParseOutput) {
+        let Some(row) = self.entries.pop() else {
+            return;
+        };
+        if self.identity.is_none() {
+            self.identity = Some(self.identity());
+        }
+        let id = self.identity.clone();
+        if after_row && self.entries.len() == self.emitted + 1 {
+            if let (Some(prev), Some(id)) = (self.entries.pop(), id.as_ref()) {
+                emit_entry(prev, "", id, out);
+            }
+            self.entries.push(row);
+        } else {
+            self.entries.push(row);
+            let end = self.entries.len() - 1;
+            self.emit_up_to(end, out);
+        }
+        self.pending_row = true;
+    }
+
+    /// Emits the entries from the first not yet emitted up to `end`, their list shapes and
+    /// paths resolved over every entry read so far (nothing after can change theirs).
+    fn emit_up_to(&mut self, end: usize, out: &mut ParseOutput) {
+        if self.emitted >= end {
+            return;
+        }
+        let id = match &self.identity {
+            Some(id) => id.clone(),
+            None => self.identity(),
+        };
+        self.shape_lists();
+        let paths = self.paths();
+        for i in self.emitted..end {
+            if let (Some(entry), Some(path)) = (self.entries.get(i), paths.get(i)) {
+                emit_entry(entry.clone(), path, &id, out);
+            }
+        }
+        self.emitted = end;
+    }
+
     fn push(
         &mut self,
         line: u32,
@@ -611,6 +692,7 @@ impl Object {
         value: Option<String>,
         shape: Shape,
     ) -> usize {
+        self.pending_row = false;
         self.entries.push(Entry {
             line,
             n_lines: 1,
@@ -710,14 +792,8 @@ impl Object {
         kind.to_string()
     }
 
-    /// Resolves list shapes and paths, then writes the events.
-    fn emit(mut self, out: &mut ParseOutput) {
-        let folded: Vec<(usize, u64)> = self.folder.folded().collect();
-        for (at, n) in folded {
-            if let Some(Shape::Record(rec)) = self.entries.get_mut(at).map(|e| &mut e.shape) {
-                rec.extra.push(("folded_rows".into(), n.to_string().into()));
-            }
-        }
+    /// Who the events are about, from what has been read.
+    fn identity(&self) -> Identity {
         let kind = self.kind_name();
         let value_of = |path: &str| {
             self.entries
@@ -728,55 +804,31 @@ impl Object {
         };
         let (namespace, name) = (value_of("metadata.namespace"), value_of("metadata.name"));
         let object = object_id(&kind, &namespace, &name);
+        Identity {
+            kind,
+            namespace,
+            name,
+            object,
+        }
+    }
+
+    /// Resolves list shapes and paths, then writes the events not yet written.
+    fn emit(mut self, out: &mut ParseOutput) {
+        let folded: Vec<(usize, u64)> = self.folder.folded().collect();
+        for (at, n) in folded {
+            if let Some(Shape::Record(rec)) = self.entries.get_mut(at).map(|e| &mut e.shape) {
+                rec.extra.push(("folded_rows".into(), n.to_string().into()));
+            }
+        }
+        let id = match self.identity.take() {
+            Some(id) => id,
+            None => self.identity(),
+        };
         self.shape_lists();
         let paths = self.paths();
-        for (entry, path) in self.entries.into_iter().zip(paths) {
-            let Entry {
-                line,
-                n_lines,
-                mut message,
-                value,
-                shape,
-                ..
-            } = entry;
-            match shape {
-                Shape::Raw => {
-                    cap_message(&mut message);
-                    let mut ev = Event::new(line, message);
-                    ev.n_lines = n_lines;
-                    out.events.push(ev);
-                }
-                Shape::Record(rec) => {
-                    let mut rec = *rec;
-                    rec.object = object.clone().unwrap_or_default();
-                    rec.object_kind.clone_from(&kind);
-                    rec.object_name.clone_from(&name);
-                    rec.namespace.clone_from(&namespace);
-                    out.events.push(rec.into_event(line, n_lines));
-                }
-                Shape::Fact | Shape::Row(_) => {
-                    let value = value.map(|v| v.trim_end().to_string());
-                    let time = value.as_deref().and_then(|v| match rfc1123z(v) {
-                        Ok(("", t)) => Some(format_rfc3339(t)),
-                        _ => None,
-                    });
-                    let mut ev = fact(
-                        line,
-                        n_lines,
-                        message.trim_end().to_string(),
-                        &path,
-                        value,
-                        object.as_deref(),
-                    );
-                    if let Some(time) = time {
-                        ev.fields.push(("time_utc".into(), time.into()));
-                    }
-                    if let Shape::Row(cols) = shape {
-                        ev.fields.extend(cols);
-                    }
-                    out.events.push(ev);
-                }
-            }
+        let skip = self.emitted;
+        for (entry, path) in self.entries.into_iter().zip(paths).skip(skip) {
+            emit_entry(entry, &path, &id, out);
         }
         out.unparsed_lines += self.unparsed;
     }
@@ -875,6 +927,56 @@ impl Object {
             paths.push(path);
         }
         paths
+    }
+}
+
+/// The event of one entry, whose path is `path`, of the object `id`.
+fn emit_entry(entry: Entry, path: &str, id: &Identity, out: &mut ParseOutput) {
+    let Entry {
+        line,
+        n_lines,
+        mut message,
+        value,
+        shape,
+        ..
+    } = entry;
+    match shape {
+        Shape::Raw => {
+            cap_message(&mut message);
+            let mut ev = Event::new(line, message);
+            ev.n_lines = n_lines;
+            out.events.push(ev);
+        }
+        Shape::Record(rec) => {
+            let mut rec = *rec;
+            rec.object = id.object.clone().unwrap_or_default();
+            rec.object_kind.clone_from(&id.kind);
+            rec.object_name.clone_from(&id.name);
+            rec.namespace.clone_from(&id.namespace);
+            out.events.push(rec.into_event(line, n_lines));
+        }
+        Shape::Fact | Shape::Row(_) => {
+            let value = value.map(|v| v.trim_end().to_string());
+            let time = value.as_deref().and_then(|v| match rfc1123z(v) {
+                Ok(("", t)) => Some(format_rfc3339(t)),
+                _ => None,
+            });
+            let mut ev = fact(
+                line,
+                n_lines,
+                message.trim_end().to_string(),
+                path,
+                value,
+                id.object.as_deref(),
+            );
+            if let Some(time) = time {
+                ev.fields.push(("time_utc".into(), time.into()));
+            }
+            if let Shape::Row(cols) = shape {
+                ev.fields.extend(cols);
+            }
+            out.events.push(ev);
+        }
     }
 }
 

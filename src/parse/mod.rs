@@ -316,13 +316,14 @@ fn parse_with(kind: SourceKind, input: &[u8], fold: bool) -> ParseOutput {
 /// `Events:` rows then costs its folds, not its bytes.
 pub struct Feed {
     reader: FeedReader,
+    fold: bool,
     out: ParseOutput,
     /// Lines read so far.
     lines: u32,
 }
 
 enum FeedReader {
-    Describe(describe::Reader),
+    Describe(Box<describe::Reader>),
     Events(kube_events::Reader),
 }
 
@@ -331,12 +332,13 @@ impl Feed {
     /// formats that must be read whole (objects, other tables, logs).
     pub fn new(kind: SourceKind, fold: bool) -> Option<Feed> {
         let reader = match Format::of(kind) {
-            Format::Describe => FeedReader::Describe(describe::Reader::new(fold)),
+            Format::Describe => FeedReader::Describe(Box::new(describe::Reader::new(fold))),
             Format::KubeEvents => FeedReader::Events(kube_events::Reader::new(fold)),
             _ => return None,
         };
         Some(Feed {
             reader,
+            fold,
             out: ParseOutput::default(),
             lines: 0,
         })
@@ -359,6 +361,28 @@ impl Feed {
     /// Lines read so far: the number of the line before the next piece's first.
     pub fn lines(&self) -> u32 {
         self.lines
+    }
+
+    /// The events read so far that nothing after can change, and the unparsed lines among
+    /// them, taken out of the feed: without folding, every event a describe has emitted (its
+    /// rows go as they are read), and all but the last of a table (a blank line lengthens
+    /// it). Diagnostics stay for [`Feed::finish`]. With folding, a later row may still fold
+    /// into any event: nothing is settled before the end.
+    pub fn take_settled(&mut self) -> ParseOutput {
+        let keep = match &self.reader {
+            _ if self.fold => return ParseOutput::default(),
+            FeedReader::Describe(_) => 0,
+            FeedReader::Events(_) => 1,
+        };
+        let settled = self.out.events.len().saturating_sub(keep);
+        // The settled events leave in the vector that holds them, the kept one in a new one.
+        let kept = self.out.events.split_off(settled);
+        let events = std::mem::replace(&mut self.out.events, kept);
+        ParseOutput {
+            events,
+            unparsed_lines: std::mem::take(&mut self.out.unparsed_lines),
+            ..ParseOutput::default()
+        }
     }
 
     /// What the whole document gave.
@@ -639,8 +663,97 @@ mod feed_tests {
                     );
                     let newlines = memchr::memchr_iter(b'\n', bytes).count() as u32;
                     assert_eq!(lines, newlines, "{name}");
+                    // Taking what is settled after every piece loses and moves nothing.
+                    let mut feed = Feed::new(*kind, fold).unwrap();
+                    let mut taken = ParseOutput::default();
+                    for piece in pieces(bytes, n) {
+                        feed.feed(piece);
+                        let settled = feed.take_settled();
+                        taken.events.extend(settled.events);
+                        taken.unparsed_lines += settled.unparsed_lines;
+                    }
+                    let rest = feed.finish();
+                    taken.events.extend(rest.events);
+                    taken.diagnostics = rest.diagnostics;
+                    taken.unparsed_lines += rest.unparsed_lines;
+                    assert_eq!(shown(&taken), whole, "{name}, fold {fold}, {n}, settled");
                 }
             }
         }
+    }
+
+    /// A describe: a pod's keys, then `events` (one table of `rows` rows, a blank line after
+    /// each third) and what else `tail` holds.
+    fn describe(rows: usize, tail: &str) -> Vec<u8> {
+        let mut doc = String::from(
+            "Name:         w-1\nNamespace:    default\nContainers:\n  ray-worker:\n    \
+             Image:  rayproject/ray:2.9.0\nQoS Class:    Burstable\nStart Time:   Mon, 01 \
+             Jul 2024 10:00:00 +0000\nConditions:\n  Type    Status\n  ----    ------\n  \
+             Ready   False\nEvents:\n  Type     Reason   Age   From     Message\n  ----     \
+             ------   ----  ----     -------\n",
+        );
+        for i in 0..rows {
+            doc.push_str(&format!(
+                "  Warning  BackOff  {}s  kubelet  Back-off restarting failed container {i}\n",
+                i + 1
+            ));
+            if i % 3 == 2 {
+                doc.push('\n');
+            }
+        }
+        doc.push_str(tail);
+        doc.into_bytes()
+    }
+
+    #[test]
+    fn a_describe_s_event_rows_go_as_they_are_read_and_as_the_object_would_give_them() {
+        // Below the fold's threshold, folding changes nothing, and a folding parse emits the
+        // object whole at its end: the streamed rows must give the same events, whatever
+        // follows the table (a key, a second table, the next object).
+        let tails = [
+            "",
+            "Extra:   1\nNode:    n-1\n",
+            "Events:\n  Type  Reason  Age  From  Message\n  Normal  Pulled  1s  kubelet  ok\n",
+            "Name:   w-2\nEvents:\n  Type  Reason  Age  From  Message\n  Normal  A  1s  k  m\n",
+        ];
+        let kind = SourceKind::DescribePod;
+        for tail in tails {
+            let doc = describe(30, tail);
+            let whole = parse_with(kind, &doc, true);
+            assert_eq!(
+                shown(&parse_with(kind, &doc, false)),
+                shown(&whole),
+                "{tail:?}"
+            );
+            assert!(whole
+                .events
+                .iter()
+                .any(|e| e.field("object") == Some("Pod/default/w-1")));
+        }
+        // One difference: a rule among rows already given is counted on the row before it,
+        // not on the table's section, which has gone. No line is lost.
+        let doc = describe(30, "  ----  ------\n  Normal  Started  1s  kubelet  x\n");
+        let (streamed, whole) = (parse_with(kind, &doc, false), parse_with(kind, &doc, true));
+        let count = |out: &ParseOutput| out.events.iter().map(|e| e.n_lines).sum::<u32>();
+        assert_eq!(count(&streamed), count(&whole));
+        assert_eq!(
+            count(&streamed),
+            doc.iter().filter(|&&b| b == b'\n').count() as u32
+        );
+        let last_row = |out: &ParseOutput| out.events[out.events.len() - 2].n_lines;
+        // The last row of the 30 has a blank line after it.
+        assert_eq!((last_row(&streamed), last_row(&whole)), (3, 2));
+        // A table of many rows is given as it is read: the feed holds one row at a time.
+        let doc = describe(30_000, "");
+        let mut feed = Feed::new(SourceKind::DescribePod, false).unwrap();
+        let mut settled = 0;
+        for piece in pieces(&doc, 100) {
+            feed.feed(piece);
+            settled += feed.take_settled().events.len();
+            assert!(feed.out.events.is_empty());
+        }
+        let rest = feed.finish().events.len();
+        assert_eq!(rest, 1, "only the last row waits for the end");
+        assert!(settled > 30_000, "{settled}");
     }
 }
