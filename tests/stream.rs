@@ -23,22 +23,25 @@ fn config(threads: usize) -> LoadConfig {
     }
 }
 
-/// Events per file id, from the streamed read.
+/// Events per file id, from the streamed read, and how many batches brought them.
 fn streamed(
     path: &Path,
     threads: usize,
     detail_of: &DetailOf<'_>,
-) -> (raysift::load::Streamed, Vec<Vec<Event>>) {
+) -> (raysift::load::Streamed, Vec<Vec<Event>>, Vec<usize>) {
     let mut by_seq: Vec<Vec<Event>> = Vec::new();
     let mut last_seen: Vec<bool> = Vec::new();
+    let mut batches_by_seq: Vec<usize> = Vec::new();
     let got = stream_at(path, &config(threads), detail_of, &mut |batch| {
         let seq = batch.seq as usize;
         if by_seq.len() <= seq {
             by_seq.resize_with(seq + 1, Vec::new);
             last_seen.resize(seq + 1, false);
+            batches_by_seq.resize(seq + 1, 0);
         }
         assert!(!last_seen[seq], "{}: a batch after the last", batch.path);
         last_seen[seq] = batch.last;
+        batches_by_seq[seq] += 1;
         by_seq[seq].extend(batch.events.iter().cloned());
     })
     .unwrap();
@@ -47,14 +50,16 @@ fn streamed(
         "a file without its last batch"
     );
     let mut by_id: Vec<Vec<Event>> = vec![Vec::new(); got.files.len()];
+    let mut batches = vec![0; got.files.len()];
     for (seq, mut events) in by_seq.into_iter().enumerate() {
         let id = got.ids[seq];
         for ev in &mut events {
             ev.file = id;
         }
         by_id[id as usize] = events;
+        batches[id as usize] = batches_by_seq[seq];
     }
-    (got, by_id)
+    (got, by_id, batches)
 }
 
 /// Streams `path` whole, light, whole from warning up, and whole only near `near` (UTC spans;
@@ -72,7 +77,7 @@ fn assert_same(path: &Path, threads: usize, near: &[(i64, i64)]) -> (usize, usiz
         &|_, _| Detail::Near(std::sync::Arc::new(spans.zoned(0))),
     ];
     for (i, detail_of) in details.into_iter().enumerate() {
-        let (got, events) = streamed(path, threads, detail_of);
+        let (got, events, _) = streamed(path, threads, detail_of);
         assert_read(path, &whole, &got, &events);
         let n_light = events.iter().flatten().filter(|e| e.light).count();
         assert!(
@@ -329,5 +334,84 @@ fn each_event_comes_with_what_the_render_wrote_of_it_as_delivered() {
 fn a_named_bundle_streams_as_it_loads() {
     if let Some(path) = std::env::var_os("RAYSIFT_STREAM_BUNDLE") {
         assert_same(Path::new(&path), 2, &[]);
+    }
+}
+
+/// A describe of one huge `Events:` table and a `kubectl get events` table past the size at
+/// which they are fed as they arrive (8 MiB), each with a line cut at the line limit past it,
+/// in a directory, a tar.gz and a zip: the streamed read hands their events on in many
+/// batches, and they are the one-shot load's, file infos and diagnostics too.
+#[test]
+fn huge_kubernetes_documents_stream_in_batches_as_they_load() {
+    use std::io::Write;
+    let scratch = common::scratch("stream", "huge-kubernetes");
+    let dir = scratch.join("bundle");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut describe = String::from(
+        "Name:         ray-head\nNamespace:    default\nStart Time:   Mon, 07 Oct 2024 08:00:00 \
+         +0000\nIP:           10.0.1.23\nContainers:\n  ray-head:\n    Image:  rayproject/ray:2.9.3\n\
+         QoS Class:    Guaranteed\nEvents:\n  Type     Reason   Age   From     Message\n  ----     \
+         ------   ----  ----     -------\n",
+    );
+    let mut table = String::from("LAST SEEN  TYPE     REASON   OBJECT          MESSAGE\n");
+    let long = "x".repeat(raysift::bundle::MAX_LINE_BYTES + 100);
+    let mut i = 0u64;
+    while describe.len() <= 12 << 20 {
+        let pod = format!("pod/w-{:05}", i % 40_000);
+        let message = if i == 120_000 {
+            &long
+        } else {
+            "Back-off restarting"
+        };
+        describe.push_str(&format!(
+            "  Warning  BackOff  {}s  kubelet  {message} {pod}\n",
+            i % 90
+        ));
+        if i % 1000 == 7 {
+            describe.push('\n');
+            table.push('\n');
+        }
+        table.push_str(&format!(
+            "{}s  Warning  BackOff  {pod}  {message} {}\n",
+            i % 90,
+            i % 3
+        ));
+        i += 1;
+    }
+    describe.push_str("Extra:   after the table\n");
+    std::fs::write(dir.join("describe-head.txt"), &describe).unwrap();
+    std::fs::write(dir.join("events.txt"), &table).unwrap();
+    let tgz = scratch.join("bundle.tar.gz");
+    let zip = scratch.join("bundle.zip");
+    {
+        let gz = flate2::write::GzEncoder::new(
+            std::fs::File::create(&tgz).unwrap(),
+            flate2::Compression::fast(),
+        );
+        let mut b = tar::Builder::new(gz);
+        b.append_dir_all("bundle", &dir).unwrap();
+        b.into_inner().unwrap().finish().unwrap();
+        let mut z = zip::ZipWriter::new(std::fs::File::create(&zip).unwrap());
+        let opts = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated);
+        for name in ["describe-head.txt", "events.txt"] {
+            z.start_file(format!("bundle/{name}"), opts).unwrap();
+            z.write_all(&std::fs::read(dir.join(name)).unwrap())
+                .unwrap();
+        }
+        z.finish().unwrap();
+    }
+    for path in [&dir, &tgz, &zip] {
+        let whole = load(path, &config(1)).unwrap();
+        let (got, events, batches) = streamed(path, 2, &|_, _| Detail::Full);
+        assert_read(path, &whole, &got, &events);
+        // A batch a piece once fed (past 8 MiB, 2 MiB pieces): never held together.
+        assert!(
+            batches.iter().all(|&n| n >= 3),
+            "{}: {batches:?}",
+            path.display()
+        );
+        let cuts = got.diagnostics.iter().filter(|d| d.line.is_some()).count();
+        assert_eq!(cuts, 2, "{}: {:?}", path.display(), got.diagnostics);
     }
 }

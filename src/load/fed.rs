@@ -10,7 +10,7 @@ use crate::bundle::Cut;
 use crate::classify::classify;
 use crate::diag::Diagnostic;
 use crate::event::SourceKind;
-use crate::parse::Feed;
+use crate::parse::{Feed, ParseOutput};
 
 /// Bytes of a Kubernetes document gathered before the rest of it is fed instead.
 pub(super) const FEED_AFTER: usize = 8 << 20;
@@ -33,11 +33,7 @@ impl Fed {
     /// far, when its format is read line by line; `None` when it must be read whole (objects,
     /// other tables, cluster-info dumps, UTF-16).
     pub(super) fn start(path: &str, gathered: &[u8], cuts: &[Cut], fold: bool) -> Option<Fed> {
-        let utf16 = gathered.starts_with(&[0xFF, 0xFE]) || gathered.starts_with(&[0xFE, 0xFF]);
-        if utf16 || gathered.starts_with(SECTION_START) || binary_content(gathered).is_some() {
-            return None;
-        }
-        let kind = classify(path, gathered);
+        let kind = Fed::feedable(path, gathered)?;
         let mut fed = Fed {
             feed: Feed::new(kind, fold)?,
             kind,
@@ -48,6 +44,26 @@ impl Fed {
         };
         fed.push(gathered, cuts);
         Some(fed)
+    }
+
+    /// The kind of the document at `path` that starts with `head`, when it can be fed.
+    pub(super) fn feedable(path: &str, head: &[u8]) -> Option<SourceKind> {
+        let utf16 = head.starts_with(&[0xFF, 0xFE]) || head.starts_with(&[0xFE, 0xFF]);
+        if utf16 || head.starts_with(SECTION_START) || binary_content(head).is_some() {
+            return None;
+        }
+        let kind = classify(path, head);
+        Feed::new(kind, false).map(|_| kind)
+    }
+
+    /// The document's kind.
+    pub(super) fn kind(&self) -> SourceKind {
+        self.kind
+    }
+
+    /// The events fed so far that nothing after can change, taken out (`Feed::take_settled`).
+    pub(super) fn take_settled(&mut self) -> ParseOutput {
+        self.feed.take_settled()
     }
 
     /// Feeds the next piece (whole lines but maybe the last), `cuts` by offset in it.

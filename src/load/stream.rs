@@ -19,12 +19,17 @@
 //! differ from a whole-file parse (never a line lost or doubled).
 //!
 //! Kubernetes documents, cluster-info dumps, UTF-16 text and files of one piece are parsed
-//! whole, as the one-shot load does.
+//! whole, as the one-shot load does; but a describe or a `kubectl get events` table past
+//! [`FEED_AFTER`] bytes is fed on the reader's thread as its pieces arrive (`load::fed`), and
+//! what the feed has settled goes on as a unit after each piece: a table of a million rows is
+//! never held whole, nor are its events. Those units carry events with the file's own line
+//! numbers and count no lines; the last one counts them all.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use super::fed::{Fed, FEED_AFTER};
 use super::gate::walk_in_parallel;
 use super::pieces::PIECE_BYTES;
 use super::router::piece_end;
@@ -266,8 +271,9 @@ struct Unit {
 enum Work {
     /// A whole file (its only unit).
     Whole(Entry),
-    /// A file not parsed, with the reason and its bytes.
-    Skip(Parsed),
+    /// A file, or a stretch of one, already parsed or not parsed at all (the reason and its
+    /// bytes); `size` is what it counts against the byte budget.
+    Parsed { parsed: Parsed, size: usize },
     /// Lines of a streamed file starting at a record start: the carry, then `piece[..cut]`.
     Text {
         kind: SourceKind,
@@ -295,7 +301,7 @@ impl Unit {
     fn size(&self) -> usize {
         match &self.work {
             Work::Whole(entry) => entry.bytes.len(),
-            Work::Skip(_) => 0,
+            Work::Parsed { size, .. } => *size,
             Work::Text { carry, cut, .. } => carry.len() + cut,
         }
     }
@@ -317,7 +323,7 @@ impl Unit {
                 let p = parse_entry_at(entry, None, detail_of);
                 (p.kind, p.bytes, p.lines, p.out)
             }
-            Work::Skip(p) => (p.kind, p.bytes, p.lines, p.out),
+            Work::Parsed { parsed: p, .. } => (p.kind, p.bytes, p.lines, p.out),
             Work::Text {
                 kind,
                 carry,
@@ -398,6 +404,8 @@ enum Mode {
     Units { kind: SourceKind, carry: Vec<u8> },
     /// Parsed whole once every piece is in.
     Gather(Vec<u8>),
+    /// A Kubernetes document past [`FEED_AFTER`] bytes, parsed as its pieces arrive.
+    Fed(Box<Fed>),
     /// Not parsed (binary); its bytes are counted.
     Skip { problem: String, bytes: u64 },
 }
@@ -451,7 +459,8 @@ impl Reader<'_> {
             let first_end = piece_end(&entry.bytes, 0, PIECE_BYTES);
             let head = entry.bytes.get(..first_end).unwrap_or_default();
             let mut open = Open::new(seq, &entry, head, Arc::clone(&self.buffers), self.detail_of);
-            if let Mode::Gather(_) = open.mode {
+            let fed = entry.bytes.len() > FEED_AFTER && Fed::feedable(&entry.path, head).is_some();
+            if matches!(open.mode, Mode::Gather(_)) && !fed {
                 return run(Unit {
                     seq,
                     index: 0,
@@ -564,9 +573,16 @@ impl Open {
     fn piece(&mut self, piece: Vec<u8>, last: bool, run: &mut dyn FnMut(Unit)) {
         match &mut self.mode {
             Mode::Gather(buf) => {
+                let before = buf.len();
                 buf.extend_from_slice(&piece);
                 self.buffers.give(piece);
-                if last {
+                // Past the limit (tried once), a document read line by line is fed instead.
+                if !last && before < FEED_AFTER && buf.len() >= FEED_AFTER {
+                    if let Some(fed) = Fed::start(&self.path, buf, &[], false) {
+                        self.mode = Mode::Fed(Box::new(fed));
+                        self.settled(run);
+                    }
+                } else if last {
                     let bytes = std::mem::take(buf);
                     // The cut lines of the pieces were noted as they came.
                     let entry = Entry {
@@ -580,12 +596,27 @@ impl Open {
                     run(unit);
                 }
             }
+            Mode::Fed(fed) => {
+                // The cut lines were noted as they came.
+                fed.push(&piece, &[]);
+                let size = piece.len();
+                self.buffers.give(piece);
+                self.settled(run);
+                if last {
+                    let gathered = Mode::Gather(Vec::new());
+                    if let Mode::Fed(fed) = std::mem::replace(&mut self.mode, gathered) {
+                        let parsed = fed.finish(self.path.clone(), self.mtime);
+                        let unit = self.unit(true, Work::Parsed { parsed, size });
+                        run(unit);
+                    }
+                }
+            }
             Mode::Skip { problem, bytes } => {
                 *bytes += piece.len() as u64;
                 self.buffers.give(piece);
                 if last {
                     let parsed = skipped(self.path.clone(), self.mtime, *bytes, problem.clone());
-                    let unit = self.unit(true, Work::Skip(parsed));
+                    let unit = self.unit(true, Work::Parsed { parsed, size: 0 });
                     run(unit);
                 }
             }
@@ -624,6 +655,30 @@ impl Open {
                 }
             }
         }
+    }
+
+    /// Hands on, as a unit, what the feed settled: events with the file's own line numbers,
+    /// no lines or bytes (the last unit counts them).
+    fn settled(&mut self, run: &mut dyn FnMut(Unit)) {
+        let Mode::Fed(fed) = &mut self.mode else {
+            return;
+        };
+        let out = fed.take_settled();
+        if out.events.is_empty() && out.unparsed_lines == 0 {
+            return;
+        }
+        let parsed = Parsed {
+            path: self.path.clone(),
+            mtime: self.mtime,
+            bytes: 0,
+            lines: 0,
+            kind: fed.kind(),
+            out,
+        };
+        // About what its events take, for the byte budget.
+        let size = parsed.out.events.len() * 256;
+        let unit = self.unit(false, Work::Parsed { parsed, size });
+        run(unit);
     }
 
     fn text(&self, kind: SourceKind, carry: Vec<u8>, piece: Vec<u8>, cut: usize) -> Work {
