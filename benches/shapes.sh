@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Degenerate input shapes: peak memory and wall time of `raysift analyze` (and `timeline`) on
+# Degenerate input shapes: peak memory and wall time of `raysift analyze` (and the full reads) on
 # bundles whose shape, not their size, is the problem. See benches/README.md.
 #
 #   benches/shapes.sh [SIZE_MB] [NORMAL_BUNDLE]
@@ -7,8 +7,9 @@
 # SIZE_MB (default 200) sizes every shape. NORMAL_BUNDLE, a healthy bundle of about the same
 # size (a directory or an archive), is measured too, as the reference the shapes are judged
 # against. Set RAYSIFT to a built binary to skip the build, SHAPES_DIR to keep the generated
-# shapes (they are written to a temporary directory and removed otherwise), COMMANDS to
-# `analyze timeline` to measure the timeline too.
+# shapes (they are written to a temporary directory and removed otherwise), COMMANDS to the
+# reads to measure among `analyze timeline page inventory` (default `analyze`; `page` is
+# `analyze --format html`, `inventory` is `analyze --inventory`).
 #
 # Needs cargo (unless RAYSIFT is set), python3, GNU tar, zip support in python3's stdlib and
 # GNU time (/usr/bin/time).
@@ -174,6 +175,12 @@ if not done(out):
     with tarfile.open(part(out), "w:gz", compresslevel=1) as t:
         t.add(os.path.join(work, "describe"), arcname="describe")
     os.replace(part(out), out)
+# A zip member is mapped and read whole, not streamed: the other way in.
+out = os.path.join(work, "describe.zip")
+if not done(out):
+    with zipfile.ZipFile(part(out), "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
+        z.write(describe, arcname="describe/pod-raycluster-storm-head.txt")
+    os.replace(part(out), out)
 
 # 4. kubectl get events -A of rows up to SIZE bytes.
 events = os.path.join(work, "events", "events.txt")
@@ -204,8 +211,12 @@ commands=${COMMANDS:-analyze}
 printf '| %-44s | %s |\n' "raysift COMMAND on" "wall, peak RSS"
 printf '|%s|%s|\n' "----------------------------------------------" "----------------"
 for cmd in $commands; do
-    args=("$RAYSIFT" "$cmd")
-    opts=(--format json)
+    case $cmd in
+    analyze | timeline) args=("$RAYSIFT" "$cmd") opts=(--format json) ;;
+    page) args=("$RAYSIFT" analyze) opts=(--format html) ;;
+    inventory) args=("$RAYSIFT" analyze) opts=(--inventory) ;;
+    *) die "COMMANDS holds '$cmd': analyze, timeline, page or inventory" ;;
+    esac
     if [[ -n $normal ]]; then
         run "$cmd: normal bundle" /dev/null "${args[@]}" "$normal" "${opts[@]}"
     fi
@@ -217,5 +228,6 @@ for cmd in $commands; do
     run "$cmd: long line inside a normal log" /dev/null "${args[@]}" "$work/middle" "${opts[@]}"
     run "$cmd: describe, huge Events table, dir" /dev/null "${args[@]}" "$work/describe" "${opts[@]}"
     run "$cmd: describe, huge Events table, tar.gz" /dev/null "${args[@]}" "$work/describe.tar.gz" "${opts[@]}"
+    run "$cmd: describe, huge Events table, zip" /dev/null "${args[@]}" "$work/describe.zip" "${opts[@]}"
     run "$cmd: kubectl get events, many rows" /dev/null "${args[@]}" "$work/events" "${opts[@]}"
 done
