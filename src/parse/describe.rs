@@ -643,22 +643,18 @@ impl Object {
     /// which nothing can lengthen now, or, for the first row of a table, everything not yet
     /// emitted (its section included).
     fn stream_row(&mut self, after_row: bool, out: &mut ParseOutput) {
-        let Some(row) = self.entries.pop() else {
-            return;
-        };
         if self.identity.is_none() {
             self.identity = Some(self.identity());
         }
-        let id = self.identity.clone();
-        if after_row && self.entries.len() == self.emitted + 1 {
-            if let (Some(prev), Some(id)) = (self.entries.pop(), id.as_ref()) {
-                emit_entry(prev, "", id, out);
+        let n = self.entries.len();
+        if after_row && n == self.emitted + 2 {
+            // [.., the row before, the row just pushed]: the one goes, the other takes its place.
+            let before = self.entries.swap_remove(n - 2);
+            if let Some(id) = &self.identity {
+                emit_entry(before, "", id, out);
             }
-            self.entries.push(row);
         } else {
-            self.entries.push(row);
-            let end = self.entries.len() - 1;
-            self.emit_up_to(end, out);
+            self.emit_up_to(n.saturating_sub(1), out);
         }
         self.pending_row = true;
     }
