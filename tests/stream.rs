@@ -405,9 +405,9 @@ fn huge_kubernetes_documents_stream_in_batches_as_they_load() {
         let whole = load(path, &config(1)).unwrap();
         let (got, events, batches) = streamed(path, 2, &|_, _| Detail::Full);
         assert_read(path, &whole, &got, &events);
-        // A batch a piece once fed (past 8 MiB, 2 MiB pieces): never held together.
+        // A batch a piece (2 MiB), the 8 MiB gathered before the feed starts too.
         assert!(
-            batches.iter().all(|&n| n >= 3),
+            batches.iter().all(|&n| n >= 5),
             "{}: {batches:?}",
             path.display()
         );

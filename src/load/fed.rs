@@ -33,17 +33,22 @@ impl Fed {
     /// far, when its format is read line by line; `None` when it must be read whole (objects,
     /// other tables, cluster-info dumps, UTF-16).
     pub(super) fn start(path: &str, gathered: &[u8], cuts: &[Cut], fold: bool) -> Option<Fed> {
-        let kind = Fed::feedable(path, gathered)?;
-        let mut fed = Fed {
+        let mut fed = Fed::new(path, gathered, fold)?;
+        fed.push(gathered, cuts);
+        Some(fed)
+    }
+
+    /// [`Fed::start`], nothing fed yet: `head` only says what the document is.
+    pub(super) fn new(path: &str, head: &[u8], fold: bool) -> Option<Fed> {
+        let kind = Fed::feedable(path, head)?;
+        Some(Fed {
             feed: Feed::new(kind, fold)?,
             kind,
             bytes: 0,
             skipped: 0,
             at_line_end: true,
             cuts: Vec::new(),
-        };
-        fed.push(gathered, cuts);
-        Some(fed)
+        })
     }
 
     /// The kind of the document at `path` that starts with `head`, when it can be fed.

@@ -578,9 +578,20 @@ impl Open {
                 self.buffers.give(piece);
                 // Past the limit (tried once), a document read line by line is fed instead.
                 if !last && before < FEED_AFTER && buf.len() >= FEED_AFTER {
-                    if let Some(fed) = Fed::start(&self.path, buf, &[], false) {
+                    if let Some(fed) = Fed::new(&self.path, buf, false) {
+                        // What was gathered is fed a piece at a time too, so that no unit
+                        // holds the events of all of it.
+                        let gathered = std::mem::take(buf);
                         self.mode = Mode::Fed(Box::new(fed));
-                        self.settled(run);
+                        let mut start = 0;
+                        while start < gathered.len() {
+                            let end = piece_end(&gathered, start, PIECE_BYTES);
+                            if let Mode::Fed(fed) = &mut self.mode {
+                                fed.push(gathered.get(start..end).unwrap_or_default(), &[]);
+                            }
+                            self.settled(run);
+                            start = end;
+                        }
                     }
                 } else if last {
                     let bytes = std::mem::take(buf);
