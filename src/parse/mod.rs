@@ -682,6 +682,115 @@ mod feed_tests {
         }
     }
 
+    /// Random describes from the lines describers print, and then some: fed in random pieces
+    /// and drained after each, they parse as whole; every line ends in an event; and where the
+    /// identity is settled before `Events:` and no rule line falls among rows (what every
+    /// describer prints), rows streamed as they are read give what the object gives whole.
+    #[test]
+    fn random_describes_stream_as_they_parse_whole() {
+        const PREFIX: &[&str] = &[
+            "Namespace:    ray",
+            "Kind:         RayCluster",
+            "Labels:       app=x",
+            "              ray.io/cluster=c",
+            "Annotations:  a: b",
+            "Status:",
+            "  Conditions:",
+            "    Type:    Ready",
+            "    Status:  True",
+            "    Type:    Provisioned",
+            "  Message:  first line",
+            "second line of a raw value",
+            "Containers:",
+            "  ray-head:",
+            "    Image:  rayproject/ray:2.9.3",
+            "QoS Class:    Burstable",
+            "Tolerations:  a:NoSchedule",
+            "              b:NoExecute",
+            "Conditions:",
+            "  Type   Status",
+            "  Ready  True",
+            "",
+            "odd line without a key",
+        ];
+        const ROWS: &[&str] = &[
+            "  Warning  BackOff  3s  kubelet  Back-off restarting",
+            "  Normal   Pulled   2m (x4 over 9m)  kubelet, node-1  Pulled image",
+            "  Warning  Unhealthy  <unknown>  kubelet  Readiness probe failed: x",
+            "",
+            "    a continuation indented deeper",
+        ];
+        const SUFFIX: &[&str] = &[
+            "Extra:        1",
+            "Other:",
+            "  nested:  v",
+            "",
+            "Events:  <none>",
+            "Events:\n  Type  Reason  Age  From  Message\n  ----  ------  ---  ----  -------",
+        ];
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let kind = SourceKind::DescribePod;
+        let mut compared = 0;
+        for round in 0..300 {
+            let mut doc = String::new();
+            for object in 0..1 + next(3) {
+                doc.push_str(&format!("Name:         o-{object}\n"));
+                for _ in 0..next(12) {
+                    doc.push_str(PREFIX[next(PREFIX.len())]);
+                    doc.push('\n');
+                }
+                doc.push_str("Events:\n  Type  Reason  Age  From  Message\n");
+                doc.push_str("  ----  ------  ---  ----  -------\n");
+                for _ in 0..next(40) {
+                    doc.push_str(ROWS[next(ROWS.len())]);
+                    doc.push('\n');
+                }
+                for _ in 0..next(4) {
+                    doc.push_str(SUFFIX[next(SUFFIX.len())]);
+                    doc.push('\n');
+                    for _ in 0..next(5) {
+                        doc.push_str(ROWS[next(ROWS.len())]);
+                        doc.push('\n');
+                    }
+                }
+            }
+            if round % 3 == 0 {
+                doc.pop();
+            }
+            let bytes = doc.as_bytes();
+            let whole = parse_with(kind, bytes, false);
+            let lines = crate::parse::lines::split_lines(bytes).count() as u32;
+            let covered: u32 = whole.events.iter().map(|e| e.n_lines).sum();
+            assert_eq!(covered, lines, "{doc}");
+            let mut feed = Feed::new(kind, false).unwrap();
+            let mut taken = ParseOutput::default();
+            for piece in pieces(bytes, 1 + next(9)) {
+                feed.feed(piece);
+                let settled = feed.take_settled();
+                taken.events.extend(settled.events);
+                taken.unparsed_lines += settled.unparsed_lines;
+            }
+            let rest = feed.finish();
+            taken.events.extend(rest.events);
+            taken.unparsed_lines += rest.unparsed_lines;
+            assert_eq!(shown(&taken), shown(&whole), "{doc}");
+            // Below the fold's threshold a folding parse emits every object whole at its end.
+            assert_eq!(
+                shown(&parse_with(kind, bytes, true)),
+                shown(&whole),
+                "{doc}"
+            );
+            compared += whole.events.len();
+        }
+        assert!(compared > 10_000, "{compared}");
+    }
+
     /// A describe: a pod's keys, then `events` (one table of `rows` rows, a blank line after
     /// each third) and what else `tail` holds.
     fn describe(rows: usize, tail: &str) -> Vec<u8> {
