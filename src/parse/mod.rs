@@ -606,6 +606,23 @@ mod feed_tests {
         got
     }
 
+    /// What a feed gives of `pieces`, drained of what is settled after each, then finished.
+    fn drained(kind: SourceKind, fold: bool, pieces: &[&[u8]]) -> ParseOutput {
+        let mut feed = Feed::new(kind, fold).unwrap();
+        let mut taken = ParseOutput::default();
+        for piece in pieces {
+            feed.feed(piece);
+            let settled = feed.take_settled();
+            taken.events.extend(settled.events);
+            taken.unparsed_lines += settled.unparsed_lines;
+        }
+        let rest = feed.finish();
+        taken.events.extend(rest.events);
+        taken.diagnostics = rest.diagnostics;
+        taken.unparsed_lines += rest.unparsed_lines;
+        taken
+    }
+
     #[test]
     fn a_document_fed_in_pieces_parses_as_it_does_whole() {
         let mut all = Vec::new();
@@ -664,18 +681,7 @@ mod feed_tests {
                     let newlines = memchr::memchr_iter(b'\n', bytes).count() as u32;
                     assert_eq!(lines, newlines, "{name}");
                     // Taking what is settled after every piece loses and moves nothing.
-                    let mut feed = Feed::new(*kind, fold).unwrap();
-                    let mut taken = ParseOutput::default();
-                    for piece in pieces(bytes, n) {
-                        feed.feed(piece);
-                        let settled = feed.take_settled();
-                        taken.events.extend(settled.events);
-                        taken.unparsed_lines += settled.unparsed_lines;
-                    }
-                    let rest = feed.finish();
-                    taken.events.extend(rest.events);
-                    taken.diagnostics = rest.diagnostics;
-                    taken.unparsed_lines += rest.unparsed_lines;
+                    let taken = drained(*kind, fold, &pieces(bytes, n));
                     assert_eq!(shown(&taken), whole, "{name}, fold {fold}, {n}, settled");
                 }
             }
@@ -768,17 +774,7 @@ mod feed_tests {
             let lines = crate::parse::lines::split_lines(bytes).count() as u32;
             let covered: u32 = whole.events.iter().map(|e| e.n_lines).sum();
             assert_eq!(covered, lines, "{doc}");
-            let mut feed = Feed::new(kind, false).unwrap();
-            let mut taken = ParseOutput::default();
-            for piece in pieces(bytes, 1 + next(9)) {
-                feed.feed(piece);
-                let settled = feed.take_settled();
-                taken.events.extend(settled.events);
-                taken.unparsed_lines += settled.unparsed_lines;
-            }
-            let rest = feed.finish();
-            taken.events.extend(rest.events);
-            taken.unparsed_lines += rest.unparsed_lines;
+            let taken = drained(kind, false, &pieces(bytes, 1 + next(9)));
             assert_eq!(shown(&taken), shown(&whole), "{doc}");
             // Below the fold's threshold a folding parse emits every object whole at its end.
             assert_eq!(
