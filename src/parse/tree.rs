@@ -253,6 +253,8 @@ pub struct Columns {
     pub names: Vec<String>,
     /// Character column where each cell starts.
     starts: Vec<usize>,
+    /// [`norm_key`] of each name, for [`Columns::index`] (asked a dozen times a row).
+    keys: Vec<String>,
 }
 
 impl Columns {
@@ -282,7 +284,12 @@ impl Columns {
             names.push(cell.to_string());
             starts.push(start);
         }
-        (names.len() >= 2).then_some(Columns { names, starts })
+        let keys = names.iter().map(|n| norm_key(n)).collect();
+        (names.len() >= 2).then_some(Columns {
+            names,
+            starts,
+            keys,
+        })
     }
 
     /// Cuts a row at the header's column starts. When a cut would split a word (a row that
@@ -323,7 +330,18 @@ impl Columns {
 
     /// Index of a column by its name, compared without spaces and case.
     pub fn index(&self, name: &str) -> Option<usize> {
-        self.names.iter().position(|n| same_key(n, name))
+        let mut buf = [0u8; 32];
+        if name.is_ascii() && name.len() <= buf.len() {
+            let mut n = 0;
+            for (slot, b) in buf.iter_mut().zip(ascii_normalised(name)) {
+                *slot = b;
+                n += 1;
+            }
+            let key = buf.get(..n).unwrap_or_default();
+            return self.keys.iter().position(|k| k.as_bytes() == key);
+        }
+        let key = norm_key(name);
+        self.keys.iter().position(|k| *k == key)
     }
 }
 
@@ -385,6 +403,7 @@ mod tests {
 
     #[test]
     fn keys() {
+        #![allow(clippy::unwrap_used)]
         assert_eq!(norm_key("Last State"), "laststate");
         assert_eq!(norm_key("lastState"), "laststate");
         assert_eq!(norm_key("Serve Config V2"), "serveconfigv2");
@@ -407,6 +426,26 @@ mod tests {
                 assert_eq!(same_key(a, b), norm_key(a) == norm_key(b), "{a:?} {b:?}");
             }
         }
+        // A column is found by the name it is asked by as `same_key` finds it: spaces and
+        // case aside, a Kelvin sign lower-cased to `k`, a name too long for the fast path.
+        let cols = Columns::from_header("LAST SEEN  TYPE  KIND  NAME  MESSAGE").unwrap();
+        let long = "M E S S A G E                                                 ";
+        for q in [
+            "last seen",
+            "LASTSEEN",
+            "Type",
+            "\u{212A}IND",
+            "name ",
+            "message",
+            long,
+            "nope",
+            "",
+        ] {
+            let want = cols.names.iter().position(|n| same_key(n, q));
+            assert_eq!(cols.index(q), want, "{q:?}");
+        }
+        assert_eq!(cols.index("\u{212A}ind"), Some(2));
+        assert_eq!(cols.index(long), Some(4));
     }
 
     #[test]
