@@ -58,7 +58,7 @@ impl Fed {
             return None;
         }
         let kind = classify(path, head);
-        Feed::new(kind, false).map(|_| kind)
+        Feed::reads(kind).then_some(kind)
     }
 
     /// The document's kind.

@@ -413,11 +413,7 @@ mod tests {
                 .iter()
                 .find(|f| f.path.ends_with(name))
                 .unwrap();
-            assert!(
-                parse::Feed::new(info.kind, true).is_some(),
-                "{name}: {:?}",
-                info.kind
-            );
+            assert!(parse::Feed::reads(info.kind), "{name}: {:?}", info.kind);
             let whole = parse::parse_folding(info.kind, bytes);
             assert_eq!(info.lines, count_lines(bytes), "{name}");
             assert_eq!(info.bytes, bytes.len() as u64, "{name}");

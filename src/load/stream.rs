@@ -586,10 +586,7 @@ impl Open {
                         let mut start = 0;
                         while start < gathered.len() {
                             let end = piece_end(&gathered, start, PIECE_BYTES);
-                            if let Mode::Fed(fed) = &mut self.mode {
-                                fed.push(gathered.get(start..end).unwrap_or_default(), &[]);
-                            }
-                            self.settled(run);
+                            self.feed(gathered.get(start..end).unwrap_or_default(), run);
                             start = end;
                         }
                     }
@@ -607,12 +604,10 @@ impl Open {
                     run(unit);
                 }
             }
-            Mode::Fed(fed) => {
-                // The cut lines were noted as they came.
-                fed.push(&piece, &[]);
+            Mode::Fed(_) => {
                 let size = piece.len();
+                self.feed(&piece, run);
                 self.buffers.give(piece);
-                self.settled(run);
                 if last {
                     let gathered = Mode::Gather(Vec::new());
                     if let Mode::Fed(fed) = std::mem::replace(&mut self.mode, gathered) {
@@ -668,12 +663,14 @@ impl Open {
         }
     }
 
-    /// Hands on, as a unit, what the feed settled: events with the file's own line numbers,
+    /// Feeds `piece` to the document being fed (its cut lines were noted as they came), and
+    /// hands on, as a unit, what the feed settled: events with the file's own line numbers,
     /// no lines or bytes (the last unit counts them).
-    fn settled(&mut self, run: &mut dyn FnMut(Unit)) {
+    fn feed(&mut self, piece: &[u8], run: &mut dyn FnMut(Unit)) {
         let Mode::Fed(fed) = &mut self.mode else {
             return;
         };
+        fed.push(piece, &[]);
         let out = fed.take_settled();
         if out.events.is_empty() && out.unparsed_lines == 0 {
             return;

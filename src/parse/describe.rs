@@ -70,7 +70,6 @@ impl Reader {
             self.object
                 .get_or_insert_with(|| Object {
                     folder: RowFolder::new(fold),
-                    stream_rows: !fold,
                     ..Object::default()
                 })
                 .line(no, &text, out);
@@ -272,11 +271,9 @@ struct Object {
     /// A `Kind:` line was printed: the generic printer, whose keys never have children.
     kind: Option<String>,
     unparsed: u64,
-    /// Groups of `Events:` rows, when they are folded.
+    /// Groups of `Events:` rows, when they are folded; when they are not, the rows of a
+    /// top-level `Events:` table are emitted as they are read.
     folder: RowFolder,
-    /// Whether the rows of a top-level `Events:` table are emitted as they are read (when
-    /// they are not folded).
-    stream_rows: bool,
     /// Entries already emitted: the first `emitted` of `entries` (rows emitted as they were
     /// read are no longer there).
     emitted: usize,
@@ -288,7 +285,7 @@ struct Object {
 }
 
 /// Who an object's events are about.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 struct Identity {
     kind: String,
     namespace: String,
@@ -395,7 +392,7 @@ impl Object {
                         };
                         self.fold(into, content);
                     } else {
-                        let stream = events && k == 0 && self.stream_rows;
+                        let stream = events && k == 0 && !self.folder.enabled();
                         let after_row = self.pending_row;
                         self.row(no, section, &cols, events, text);
                         if stream {
@@ -643,37 +640,30 @@ impl Object {
     /// which nothing can lengthen now, or, for the first row of a table, everything not yet
     /// emitted (its section included).
     fn stream_row(&mut self, after_row: bool, out: &mut ParseOutput) {
-        if self.identity.is_none() {
-            self.identity = Some(self.identity());
-        }
+        let id = self.identity.take().unwrap_or_else(|| self.identity());
         let n = self.entries.len();
         if after_row && n == self.emitted + 2 {
             // [.., the row before, the row just pushed]: the one goes, the other takes its place.
             let before = self.entries.swap_remove(n - 2);
-            if let Some(id) = &self.identity {
-                emit_entry(before, "", id, out);
-            }
+            emit_entry(before, "", &id, out);
         } else {
-            self.emit_up_to(n.saturating_sub(1), out);
+            self.emit_up_to(n.saturating_sub(1), &id, out);
         }
+        self.identity = Some(id);
         self.pending_row = true;
     }
 
     /// Emits the entries from the first not yet emitted up to `end`, their list shapes and
     /// paths resolved over every entry read so far (nothing after can change theirs).
-    fn emit_up_to(&mut self, end: usize, out: &mut ParseOutput) {
+    fn emit_up_to(&mut self, end: usize, id: &Identity, out: &mut ParseOutput) {
         if self.emitted >= end {
             return;
         }
-        let id = match &self.identity {
-            Some(id) => id.clone(),
-            None => self.identity(),
-        };
         self.shape_lists();
         let paths = self.paths();
         for i in self.emitted..end {
             if let (Some(entry), Some(path)) = (self.entries.get(i), paths.get(i)) {
-                emit_entry(entry.clone(), path, &id, out);
+                emit_entry(entry.clone(), path, id, out);
             }
         }
         self.emitted = end;

@@ -41,6 +41,11 @@ impl RowFolder {
         }
     }
 
+    /// Whether rows fold at all.
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
     /// Where a row goes: `None` to keep it as the event (or entry) at `next`, `Some(i)` to
     /// fold it into the one at `i`. `object` is empty when every row of the table is about
     /// one object (a describe).
