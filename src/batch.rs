@@ -25,14 +25,10 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{analyze_one, Failure};
-use crate::load::LoadConfig;
-use crate::rules::engine::Engine;
+use crate::analysis::Analysis;
+use crate::bundle::is_bundle_name;
+use crate::exit::{exit_code, Failure, EXIT_UNREADABLE};
 use crate::rules::Severity;
-use crate::timeline::TimeConfig;
-
-/// File names a directory search takes for bundles (compared without case).
-pub const BUNDLE_SUFFIXES: [&str; 5] = [".tar.gz", ".tgz", ".tar", ".zip", ".gz"];
 
 /// A validated `raysift batch` command line.
 pub struct Config {
@@ -48,13 +44,6 @@ pub struct Config {
     pub summary: bool,
     /// List what would be analysed, and analyse nothing.
     pub dry_run: bool,
-    /// How each bundle is read (one parser thread, the sieve).
-    pub load: LoadConfig,
-    pub time: TimeConfig,
-    /// A line's `exit` is 1 when a cause that is not benign reaches this severity.
-    pub fail_on: Severity,
-    /// Causes below this severity are left out of the lines and the summary.
-    pub min_severity: Severity,
 }
 
 /// One bundle to analyse.
@@ -195,12 +184,6 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
     hash
 }
 
-/// Whether a file name says archive: what a directory search takes.
-pub fn is_bundle_name(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    BUNDLE_SUFFIXES.iter().any(|s| lower.ends_with(s))
-}
-
 fn has_wildcard(s: &str) -> bool {
     s.contains(['*', '?'])
 }
@@ -211,7 +194,7 @@ pub fn name_matches(pattern: &str, name: &str) -> bool {
     if name.starts_with('.') && !pattern.starts_with('.') {
         return false;
     }
-    crate::query::glob_match(pattern.as_bytes(), name.as_bytes())
+    crate::glob::glob_match(pattern.as_bytes(), name.as_bytes())
 }
 
 /// Expands a pattern component by component, as a shell would: `*` and `?` never cross a
@@ -621,7 +604,7 @@ impl Outcome {
             line: Line {
                 path: input.shown.clone(),
                 status: "error",
-                exit: crate::cli::EXIT_UNREADABLE,
+                exit: EXIT_UNREADABLE,
                 causes: Vec::new(),
                 error: Some(error),
                 complete: false,
@@ -637,11 +620,7 @@ impl Outcome {
 
 /// What every analysis shares.
 struct Context<'a> {
-    engine: &'a Engine,
-    load: &'a LoadConfig,
-    time: &'a TimeConfig,
-    fail_on: Severity,
-    min_severity: Severity,
+    analysis: &'a Analysis,
     top: usize,
 }
 
@@ -654,33 +633,24 @@ fn analyse(input: &Input, ctx: &Context) -> Outcome {
     if let Some(problem) = &input.problem {
         return Outcome::error(input, 0, started, problem.clone());
     }
-    let (report, failing) = match analyze_one(
-        &input.path,
-        ctx.load,
-        ctx.time,
-        ctx.engine,
-        ctx.fail_on,
-        started,
-    ) {
-        Ok(r) => r,
+    let outcome = match ctx.analysis.run(&input.path) {
+        Ok(o) => o,
         Err(e) => return Outcome::error(input, stored.unwrap_or(0), started, e.to_string()),
     };
+    let (report, failing) = (outcome.report, outcome.failing);
     let bundle_bytes = stored.unwrap_or(report.bundle.bytes);
-    if let Some(why) = unreadable(&input.path, &report) {
+    if let Some(why) = outcome.unreadable {
         let mut outcome = Outcome::error(input, bundle_bytes, started, why);
         outcome.line.diagnostics = report.diagnostics.len();
         return outcome;
     }
-    let kept: Vec<&crate::rank::Cause> = report
-        .causes
-        .iter()
-        .filter(|c| c.severity >= ctx.min_severity)
-        .collect();
+    // The analysis kept the causes at or above the minimum severity.
+    let kept: Vec<&crate::model::Cause> = report.causes.iter().collect();
     Outcome {
         line: Line {
             path: input.shown.clone(),
             status: "ok",
-            exit: crate::cli::exit_code(&report, failing),
+            exit: exit_code(&report, failing),
             causes: kept
                 .iter()
                 .take(ctx.top)
@@ -710,45 +680,6 @@ fn analyse(input: &Input, ctx: &Context) -> Outcome {
             .map(|u| (u.template.clone(), u.count))
             .collect(),
     }
-}
-
-/// Diagnostics quoted in a "nothing readable" error.
-const QUOTED_DIAGNOSTICS: usize = 3;
-
-/// Why a bundle that opened is still unreadable, for `analyze` and `batch` alike: a file named
-/// like an archive whose content is not one, or a bundle with no readable line.
-pub fn unreadable(path: &Path, report: &crate::rank::Report) -> Option<String> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    // An empty file (or standard input) holds nothing at all: say so, not what it is not.
-    if report.inventory.container == "file" && report.inventory.bytes == 0 {
-        let name = if name.is_empty() || path == Path::new("-") {
-            "standard input".to_string()
-        } else {
-            name
-        };
-        return Some(format!("empty file: {name} holds no bytes"));
-    }
-    if report.inventory.container == "file" && is_bundle_name(&name) {
-        return Some(format!(
-            "not an archive: {name} is named like one, but its content is not gzip, tar or zip"
-        ));
-    }
-    if report.inventory.lines > 0 {
-        return None;
-    }
-    let mut why = String::from("nothing readable in the bundle");
-    let diags = &report.diagnostics;
-    for (i, d) in diags.iter().take(QUOTED_DIAGNOSTICS).enumerate() {
-        why.push_str(if i == 0 { ": " } else { "; " });
-        why.push_str(&d.to_string());
-    }
-    if diags.len() > QUOTED_DIAGNOSTICS {
-        why.push_str(&format!(" (and {} more)", diags.len() - QUOTED_DIAGNOSTICS));
-    }
-    Some(why)
 }
 
 fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
@@ -1017,11 +948,11 @@ impl Tally {
         writeln!(
             w,
             "\n{}: {} ok{incomplete}, {} error, {} skipped as done; {} in {:.1} s, {:.1} MB/s",
-            crate::report::count((self.ok + self.error) as u64, "bundle", "bundles"),
+            crate::words::count((self.ok + self.error) as u64, "bundle", "bundles"),
             self.ok,
             self.error,
             skipped,
-            crate::report::size(self.bytes),
+            crate::words::size(self.bytes),
             secs,
             mb_per_s(self.bytes, elapsed)
         )
@@ -1102,7 +1033,7 @@ fn write_plan(w: &mut dyn Write, inputs: &[Input]) -> io::Result<()> {
 ///
 /// When `--skip-done` cannot be read or the output cannot be written; never because of a
 /// bundle.
-pub fn run(cfg: &Config, engine: &Engine) -> Result<ExitCode, Failure> {
+pub fn run(cfg: &Config, analysis: &Analysis) -> Result<ExitCode, Failure> {
     let started = Instant::now();
     let mut inputs = list_inputs(&cfg.inputs);
     if inputs.is_empty() {
@@ -1140,11 +1071,7 @@ pub fn run(cfg: &Config, engine: &Engine) -> Result<ExitCode, Failure> {
         None => Box::new(io::stdout().lock()),
     };
     let ctx = Context {
-        engine,
-        load: &cfg.load,
-        time: &cfg.time,
-        fail_on: cfg.fail_on,
-        min_severity: cfg.min_severity,
+        analysis,
         top: cfg.top,
     };
     let mut progress = Progress::new(inputs.len());

@@ -4,27 +4,22 @@
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::bundle::{Limits, OpenError};
+use crate::analysis::{Analysis, Progress};
+use crate::bundle::Limits;
 use crate::event::Level;
-use crate::inventory::Inventory;
-use crate::load::{load, LoadConfig};
+use crate::exit::{emit, exit_code, Failure};
+use crate::load::LoadConfig;
 use crate::query::{self, Query};
-use crate::rank::{rank, Report};
 use crate::redact::{RedactConfig, Redactor};
 use crate::report::style::Style;
 use crate::report::TextOptions;
 use crate::report_data::TimelineDataConfig;
-use crate::rules::engine::Engine;
-use crate::rules::sieve::Sieve;
 use crate::rules::{library, Rule, Severity};
-use crate::timeline::{build, TimeConfig, Timeline};
-
-/// Exit code when the bundle could not be read at all, or the command line is wrong.
-pub const EXIT_UNREADABLE: u8 = 2;
+use crate::timeline::TimeConfig;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -517,35 +512,6 @@ impl From<LevelArg> for Level {
     }
 }
 
-/// A failure that ends the command, with its exit code.
-#[derive(Debug)]
-pub struct Failure {
-    pub message: String,
-    pub code: u8,
-    /// The reader went away (`raysift timeline … | head`): end quietly.
-    pub broken_pipe: bool,
-}
-
-impl Failure {
-    pub(crate) fn usage(message: impl Into<String>) -> Failure {
-        Failure {
-            message: message.into(),
-            code: EXIT_UNREADABLE,
-            broken_pipe: false,
-        }
-    }
-}
-
-impl From<io::Error> for Failure {
-    fn from(e: io::Error) -> Failure {
-        Failure {
-            message: e.to_string(),
-            code: EXIT_UNREADABLE,
-            broken_pipe: e.kind() == io::ErrorKind::BrokenPipe,
-        }
-    }
-}
-
 /// Runs the command line; returns the exit code.
 pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
     match cli.command {
@@ -648,44 +614,41 @@ fn load_config(read: &ReadArgs) -> Result<(LoadConfig, TimeConfig), Failure> {
     ))
 }
 
-fn read_timeline(
-    read: &ReadArgs,
-    sieve: Option<Sieve>,
-) -> Result<crate::timeline::Timeline, Failure> {
-    let (mut load_cfg, time_cfg) = load_config(read)?;
-    load_cfg.sieve = sieve.map(std::sync::Arc::new);
-    let bar = reading_progress();
-    if let Some(bar) = bar.clone() {
-        load_cfg.progress = Some(std::sync::Arc::new(move |path: &str, bytes: u64| {
-            bar.inc(bytes);
-            bar.set_message(path.to_string());
-        }));
-    }
-    let loaded = load(&read.bundle, &load_cfg);
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
-    let loaded = loaded.map_err(|e| Failure::usage(e.to_string()))?;
-    Ok(build(loaded, &time_cfg))
-}
-
 /// A progress line on standard error while a bundle is read (bytes so far, speed, the file
 /// being read), only when standard error is a terminal: never in a pipe, a file or CI logs.
-fn reading_progress() -> Option<indicatif::ProgressBar> {
-    if !io::stderr().is_terminal() {
-        return None;
+/// A new line for each read, cleared when the read is over.
+#[derive(Default)]
+struct ReadingBar(Mutex<Option<indicatif::ProgressBar>>);
+
+impl Progress for ReadingBar {
+    fn start(&self) -> Option<crate::load::Progress> {
+        if !io::stderr().is_terminal() {
+            return None;
+        }
+        let bar = indicatif::ProgressBar::with_draw_target(
+            None,
+            indicatif::ProgressDrawTarget::stderr_with_hz(10),
+        );
+        let style = indicatif::ProgressStyle::with_template(
+            "{spinner} reading {bytes} ({bytes_per_sec}) {wide_msg:.dim}",
+        )
+        .ok()?;
+        bar.set_style(style);
+        bar.enable_steady_tick(std::time::Duration::from_millis(100));
+        if let Ok(mut shown) = self.0.lock() {
+            *shown = Some(bar.clone());
+        }
+        Some(Arc::new(move |path: &str, bytes: u64| {
+            bar.inc(bytes);
+            bar.set_message(path.to_string());
+        }))
     }
-    let bar = indicatif::ProgressBar::with_draw_target(
-        None,
-        indicatif::ProgressDrawTarget::stderr_with_hz(10),
-    );
-    let style = indicatif::ProgressStyle::with_template(
-        "{spinner} reading {bytes} ({bytes_per_sec}) {wide_msg:.dim}",
-    )
-    .ok()?;
-    bar.set_style(style);
-    bar.enable_steady_tick(std::time::Duration::from_millis(100));
-    Some(bar)
+
+    fn finish(&self) {
+        if let Some(bar) = self.0.lock().ok().and_then(|mut b| b.take()) {
+            bar.finish_and_clear();
+        }
+    }
 }
 
 fn load_rules(patterns: Option<&std::path::Path>) -> Result<Vec<Rule>, Failure> {
@@ -701,7 +664,6 @@ fn load_rules(patterns: Option<&std::path::Path>) -> Result<Vec<Rule>, Failure> 
 }
 
 fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
-    let started = Instant::now();
     check_analyze_flags(&args)?;
     let rules = load_rules(args.patterns.as_deref())?;
     let filter = args.objects.filter()?;
@@ -717,17 +679,20 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
     };
     let mut redactor = args.redact.redactor();
     let mut buf: Vec<u8> = Vec::new();
+    let (load_cfg, time_cfg) = load_config(&args.read)?;
     if args.inventory {
         // The inventory counts every line: a streamed full read, nothing kept.
-        let (load_cfg, time_cfg) = progress_config(&args.read)?;
-        let outline = crate::streamed::outline(&args.read.bundle, &load_cfg.0, &time_cfg);
-        if let Some(bar) = load_cfg.1 {
-            bar.finish_and_clear();
-        }
+        let bar = ReadingBar::default();
+        let load_cfg = LoadConfig {
+            progress: bar.start(),
+            ..load_cfg
+        };
+        let outline = crate::streamed::outline(&args.read.bundle, &load_cfg, &time_cfg);
+        bar.finish();
         let outline = outline.map_err(|e| Failure::usage(e.to_string()))?;
         let mut inv = outline.inventory();
         if let Some(r) = &mut redactor {
-            r.inventory(&mut inv);
+            inv.redact(r);
         }
         match args.format {
             AnalyzeFormat::Json => {
@@ -739,46 +704,28 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
         emit(args.out.as_deref(), &buf)?;
         return Ok(ExitCode::SUCCESS);
     }
-    // The causes need only the lines a rule could match.
-    let mut tl = read_timeline(&args.read, Some(Sieve::new(&rules)))?;
-    if let Some(f) = &filter {
-        narrow(&mut tl, f);
+    let mut analysis = Analysis::new(rules, load_cfg, time_cfg)
+        .fail_on(Severity::from(args.fail_on))
+        .min_severity(Severity::from(args.min_severity))
+        .filter(filter)
+        .progress(Arc::new(ReadingBar::default()));
+    if args.format == AnalyzeFormat::Html {
+        analysis = analysis.picture(TimelineDataConfig::HTML);
     }
-    let engine = Engine::new(rules);
-    let (mut report, failing) = rank_timeline(&tl, &engine, Severity::from(args.fail_on), started);
-    report.bundle.filter = filter;
+    let outcome = analysis.run(&args.read.bundle).map_err(streamed_failure)?;
+    for w in &outcome.warnings {
+        eprintln!("raysift: warning: {w}");
+    }
     // No cause in a bundle with nothing readable would read as a clean bill of health.
-    if let Some(why) = crate::batch::unreadable(&args.read.bundle, &report) {
+    if let Some(why) = outcome.unreadable {
         return Err(Failure::usage(format!(
             "cannot analyse bundle {}: {why}",
             args.read.bundle.display()
         )));
     }
-    let min = Severity::from(args.min_severity);
-    report.causes.retain(|c| c.severity >= min);
-    // The picture and the page's inventory walk every event: a second, streamed read, only
-    // for the format that draws them.
-    if args.format == AnalyzeFormat::Html {
-        let near = crate::streamed::near_evidence(&tl, &report, &TimelineDataConfig::HTML);
-        drop(tl);
-        let (load_cfg, time_cfg) = progress_config(&args.read)?;
-        let got = crate::streamed::picture(
-            &args.read.bundle,
-            &load_cfg.0,
-            &time_cfg,
-            &report,
-            &TimelineDataConfig::HTML,
-            near,
-        );
-        if let Some(bar) = load_cfg.1 {
-            bar.finish_and_clear();
-        }
-        let (data, inventory, diagnostics) = got.map_err(streamed_failure)?;
-        report.timeline = Some(data);
-        whole_bundle(&mut report, inventory, diagnostics);
-    }
+    let mut report = outcome.report;
     if let Some(r) = &mut redactor {
-        r.report(&mut report);
+        report.redact(r);
     }
     if args.quiet {
         crate::report::text::write_summary_line(&mut buf, &report)?;
@@ -794,33 +741,7 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
         }
     }
     emit(args.out.as_deref(), &buf)?;
-    Ok(ExitCode::from(exit_code(&report, failing)))
-}
-
-/// Keeps the events `f` keeps; warns on standard error when no event names its object or
-/// namespace (a typo would otherwise look like a healthy object).
-fn narrow(tl: &mut Timeline, f: &crate::objects::Filter) {
-    use crate::objects::{BundleObjects, Verdict};
-    let bundle = BundleObjects::of(&tl.events);
-    let path_pods = bundle.path_pods(&tl.files);
-    let mut named = 0usize;
-    tl.events.retain(|ev| {
-        let pod = path_pods.get(ev.file as usize).and_then(Option::as_ref);
-        match f.judge_in(ev, pod, &bundle) {
-            Verdict::Named => {
-                named += 1;
-                true
-            }
-            Verdict::Unknown => true,
-            Verdict::Other => false,
-        }
-    });
-    if named == 0 {
-        eprintln!(
-            "raysift: warning: no event names {}; only events that name no object are left",
-            f.describe()
-        );
-    }
+    Ok(ExitCode::from(exit_code(&report, outcome.failing)))
 }
 
 /// Flags that ask for two different outputs, or for something that cannot happen: a one-line
@@ -865,77 +786,12 @@ fn check_fail_on(fail_on: FailOnArg) -> Result<(), Failure> {
     Ok(())
 }
 
-/// What `analyze` exits with once a report is written, and what `batch` puts in a line's
-/// `exit`: 1 when a cause reaches `--fail-on`; else 2 when part of the bundle could not be
-/// read (no cause in the part read is not a clean bill of health); else 0.
-pub fn exit_code(report: &Report, failing: bool) -> u8 {
-    if failing {
-        1
-    } else if !report.bundle.complete {
-        EXIT_UNREADABLE
-    } else {
-        0
-    }
-}
-
-/// What a report says of the bundle, from the inventory of a full read rather than the
-/// sieved one: counts, window and diagnostics of every line.
-fn whole_bundle(
-    report: &mut Report,
-    inventory: Inventory,
-    diagnostics: Vec<crate::diag::Diagnostic>,
-) {
-    report.window = inventory.window.clone();
-    report.stats.events = inventory.events;
-    report.stats.unparsed_lines = inventory.unparsed_lines;
-    report.bundle.files = inventory.files;
-    report.bundle.bytes = inventory.bytes;
-    report.bundle.sources = inventory.sources.clone();
-    report.bundle.judge_completeness(&diagnostics);
-    report.diagnostics = diagnostics;
-    report.inventory = inventory;
-}
-
 fn streamed_failure(e: crate::streamed::Error) -> Failure {
     match e {
         crate::streamed::Error::Open(e) => Failure::usage(e.to_string()),
         crate::streamed::Error::Query(e) => Failure::usage(e.to_string()),
         crate::streamed::Error::Io(e) => Failure::from(e),
     }
-}
-
-/// The load configuration with the progress bar attached (the bar, to clear once read).
-fn progress_config(
-    read: &ReadArgs,
-) -> Result<((LoadConfig, Option<indicatif::ProgressBar>), TimeConfig), Failure> {
-    let (mut load_cfg, time_cfg) = load_config(read)?;
-    let bar = reading_progress();
-    if let Some(bar) = bar.clone() {
-        load_cfg.progress = Some(std::sync::Arc::new(move |path: &str, bytes: u64| {
-            bar.inc(bytes);
-            bar.set_message(path.to_string());
-        }));
-    }
-    Ok(((load_cfg, bar), time_cfg))
-}
-
-/// Reads one bundle and ranks what the rules find in it: the part of `analyze` that `batch`
-/// repeats for every bundle. Returns the report (every cause, unfiltered) and whether a cause
-/// reaches `fail_on`, which is what makes `analyze` exit with 1.
-///
-/// # Errors
-///
-/// Only when the bundle cannot be opened at all (`analyze` exits with 2).
-pub fn analyze_one(
-    bundle: &Path,
-    load_cfg: &LoadConfig,
-    time_cfg: &TimeConfig,
-    engine: &Engine,
-    fail_on: Severity,
-    started: Instant,
-) -> Result<(Report, bool), OpenError> {
-    let tl = build(load(bundle, load_cfg)?, time_cfg);
-    Ok(rank_timeline(&tl, engine, fail_on, started))
 }
 
 fn batch(args: BatchArgs) -> Result<ExitCode, Failure> {
@@ -959,12 +815,14 @@ fn batch(args: BatchArgs) -> Result<ExitCode, Failure> {
     let rules = load_rules(args.patterns.as_deref())?;
     // One parser thread per bundle: --jobs bundles keep about --jobs cores busy.
     let load = LoadConfig {
-        sieve: Some(std::sync::Arc::new(Sieve::new(&rules))),
+        sieve: None,
         limits: Limits::DEFAULT,
         threads: 1,
         progress: None,
     };
-    let engine = Engine::new(rules);
+    let analysis = Analysis::new(rules, load, TimeConfig { tz_override: None })
+        .fail_on(Severity::from(args.fail_on))
+        .min_severity(Severity::from(args.min_severity));
     let cfg = crate::batch::Config {
         inputs: args.inputs,
         jobs,
@@ -974,45 +832,8 @@ fn batch(args: BatchArgs) -> Result<ExitCode, Failure> {
         shard,
         summary: args.summary,
         dry_run: args.dry_run,
-        load,
-        time: TimeConfig { tz_override: None },
-        fail_on: Severity::from(args.fail_on),
-        min_severity: Severity::from(args.min_severity),
     };
-    crate::batch::run(&cfg, &engine)
-}
-
-/// The rules' findings and the open world's below them, ranked into a report.
-pub fn rank_all(tl: &Timeline, engine: &Engine, elapsed_ms: u64) -> crate::rank::Report {
-    let mut findings = engine.run(&tl.events);
-    let open = crate::open_world::analyze(&tl.events, &engine.rules, &findings, baseline());
-    findings.extend(open.findings);
-    let rules: Vec<crate::rules::Rule> = engine.rules.iter().chain(&open.rules).cloned().collect();
-    let mut report = rank(tl, &rules, &findings, elapsed_ms);
-    report.unrecognised = open.unrecognised;
-    report
-}
-
-/// The healthy-noise baseline, parsed once.
-fn baseline() -> &'static crate::open_world::Baseline {
-    static BASELINE: std::sync::OnceLock<crate::open_world::Baseline> = std::sync::OnceLock::new();
-    BASELINE.get_or_init(crate::open_world::Baseline::builtin)
-}
-
-/// Runs the rules over a timeline and ranks the findings; `true` when a cause that is not
-/// benign reaches `fail_on`.
-fn rank_timeline(
-    tl: &Timeline,
-    engine: &Engine,
-    fail_on: Severity,
-    started: Instant,
-) -> (Report, bool) {
-    let report = rank_all(tl, engine, started.elapsed().as_millis() as u64);
-    let failing = report
-        .causes
-        .iter()
-        .any(|c| c.severity >= fail_on && c.severity != Severity::Info);
-    (report, failing)
+    crate::batch::run(&cfg, &analysis)
 }
 
 /// Columns to wrap text to: only on a terminal; `COLUMNS` when set (an override: shells keep
@@ -1134,13 +955,18 @@ fn timeline(args: TimelineArgs) -> Result<ExitCode, Failure> {
     // Streamed: the selected events are put aside as the bundle is read and written in
     // timeline order once every time is resolved (redacted on the way out, selected on the
     // bundle's own text).
-    let (load_cfg, time_cfg) = progress_config(&args.read)?;
+    let (load_cfg, time_cfg) = load_config(&args.read)?;
+    let bar = ReadingBar::default();
+    let load_cfg = LoadConfig {
+        progress: bar.start(),
+        ..load_cfg
+    };
     let stdout = io::stdout();
     let style = args.color.style(stdout.is_terminal());
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let got = crate::streamed::timeline(
         &args.read.bundle,
-        &load_cfg.0,
+        &load_cfg,
         &time_cfg,
         &q,
         crate::streamed::TimelineOutput {
@@ -1148,11 +974,7 @@ fn timeline(args: TimelineArgs) -> Result<ExitCode, Failure> {
             style,
             redactor: args.redact.redactor(),
             out: &mut out,
-            read_done: &|| {
-                if let Some(bar) = &load_cfg.1 {
-                    bar.finish_and_clear();
-                }
-            },
+            read_done: &|| bar.finish(),
         },
     );
     let diagnostics = got.map_err(streamed_failure)?;
@@ -1200,38 +1022,4 @@ fn timeline_query(args: &TimelineArgs) -> Result<Query, Failure> {
     }
     q.objects = args.objects.filter()?;
     Ok(q)
-}
-
-/// Writes the output to stdout, or atomically to a file (temporary file, then rename).
-fn emit(out: Option<&std::path::Path>, bytes: &[u8]) -> Result<(), Failure> {
-    match out {
-        None => {
-            let mut stdout = io::stdout().lock();
-            stdout.write_all(bytes)?;
-            stdout.flush()?;
-        }
-        Some(path) => {
-            let dir = path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(std::path::Path::new("."));
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let tmp = dir.join(format!(".{name}.raysift-{}.tmp", std::process::id()));
-            let write = || -> io::Result<()> {
-                std::fs::write(&tmp, bytes)?;
-                std::fs::rename(&tmp, path)
-            };
-            if let Err(e) = write() {
-                let _ = std::fs::remove_file(&tmp);
-                return Err(Failure::usage(format!(
-                    "cannot write {}: {e}",
-                    path.display()
-                )));
-            }
-        }
-    }
-    Ok(())
 }

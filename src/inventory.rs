@@ -6,9 +6,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::collected::Collected;
 use crate::diag::Diagnostic;
 use crate::event::{format_rfc3339, Event, Micros};
-use crate::timeline::{format_offset, Collected, Timeline};
+use crate::redact::Redactor;
+use crate::timeline::{format_offset, Timeline};
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Inventory {
@@ -58,6 +60,26 @@ pub struct FileRow {
 }
 
 impl Inventory {
+    /// Redacts the inventory (paths, zone decisions, capture basis, diagnostics).
+    pub fn redact(&mut self, r: &mut Redactor) {
+        if let Some(b) = &mut self.capture_basis {
+            r.in_place(b);
+        }
+        for z in &mut self.zones {
+            r.in_place(&mut z.basis);
+            for f in &mut z.files {
+                r.in_place(f);
+            }
+        }
+        for f in &mut self.file_list {
+            r.in_place(&mut f.path);
+        }
+        for d in &mut self.diagnostics {
+            r.in_place(&mut d.file);
+            r.in_place(&mut d.problem);
+        }
+    }
+
     pub fn of(tl: &Timeline) -> Inventory {
         // Records, folded repeats included.
         let events = tl.events.iter().map(Event::weight).sum();

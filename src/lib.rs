@@ -5,17 +5,22 @@
 //! (which source each file is) → `parse` (one pure parser per format) → `timeline` (one
 //! merged, UTC-normalised event stream) → rules → rank → report.
 
+pub mod analysis;
 pub mod batch;
 pub mod bundle;
 pub mod classify;
 pub mod cli;
 pub mod collect;
+pub mod collected;
 pub mod complete;
 pub mod diag;
 pub mod event;
+pub mod exit;
 pub mod explain;
+pub mod glob;
 pub mod inventory;
 pub mod load;
+pub mod model;
 pub mod objects;
 pub mod open_world;
 pub mod parse;
@@ -29,3 +34,4 @@ pub mod rules;
 pub mod spill;
 pub mod streamed;
 pub mod timeline;
+pub mod words;

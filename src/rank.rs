@@ -9,163 +9,16 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
-
-use crate::diag::Diagnostic;
-use crate::event::{format_rfc3339, TsQuality};
+use crate::event::format_rfc3339;
 use crate::inventory::Inventory;
+use crate::model::{BundleInfo, Cause, Evidence, Report, Stats, Symptom, SCHEMA, VERSION};
 use crate::objects::{BundleObjects, ObjectRef};
 use crate::rules::engine::{EvidenceRef, Finding};
 use crate::rules::{Rule, Severity};
 use crate::timeline::Timeline;
 
-pub const SCHEMA: &str = "raysift.report/v1";
-
-/// The version of raysift that writes a report (`raysift_version`).
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
-
 /// Longest evidence text shown, in characters; longer text is cut with a marker.
 const EVIDENCE_TEXT_MAX: usize = 600;
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Report {
-    pub schema: &'static str,
-    /// The raysift that wrote it ([`VERSION`]).
-    pub raysift_version: &'static str,
-    /// When it was written, in UTC ([`generated_at`]).
-    pub generated_at: String,
-    pub bundle: BundleInfo,
-    pub window: Option<crate::inventory::Window>,
-    pub causes: Vec<Cause>,
-    pub diagnostics: Vec<Diagnostic>,
-    pub stats: Stats,
-    pub inventory: Inventory,
-    /// The incident picture's data (histograms, markers, events around the evidence); only
-    /// computed for formats that draw it, and absent from the JSON otherwise.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub timeline: Option<crate::report_data::TimelineData>,
-    /// Templates of error records no rule claimed (the open-world layer), most frequent first;
-    /// absent when there are none. `batch --summary` tallies them across bundles.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub unrecognised: Vec<crate::open_world::Unrecognised>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct BundleInfo {
-    pub path: String,
-    pub files: usize,
-    pub bytes: u64,
-    pub sources: BTreeMap<&'static str, usize>,
-    /// Whether every part of the bundle was read: false when reading stopped early (a
-    /// truncated or corrupt archive, a limit reached) or a member could not be read.
-    pub complete: bool,
-    /// The diagnostics that make the bundle incomplete (empty when it is complete).
-    pub incomplete: Vec<Diagnostic>,
-    /// `--namespace` / `--object`: the causes were found among these objects' events only.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub filter: Option<crate::objects::Filter>,
-}
-
-impl BundleInfo {
-    /// What the report says of the bundle a timeline was read from.
-    pub fn of(tl: &Timeline, inventory: &Inventory) -> BundleInfo {
-        let incomplete = crate::complete::reasons(&inventory.diagnostics);
-        BundleInfo {
-            path: tl.bundle_path.clone(),
-            files: inventory.files,
-            bytes: inventory.bytes,
-            sources: inventory.sources.clone(),
-            complete: incomplete.is_empty(),
-            incomplete,
-            filter: None,
-        }
-    }
-
-    /// Sets what the report says of completeness from the bundle's diagnostics.
-    pub fn judge_completeness(&mut self, diagnostics: &[Diagnostic]) {
-        self.incomplete = crate::complete::reasons(diagnostics);
-        self.complete = self.incomplete.is_empty();
-    }
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Stats {
-    pub events: u64,
-    pub unparsed_lines: u64,
-    pub elapsed_ms: u64,
-    pub rules: usize,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Cause {
-    pub rank: usize,
-    pub id: String,
-    /// The code of the rule that scored highest.
-    pub code: String,
-    /// Every rule that reported this id.
-    pub codes: Vec<String>,
-    pub severity: Severity,
-    pub confidence: f64,
-    pub title: String,
-    pub summary: String,
-    /// The Kubernetes objects the evidence (the cause's and its symptoms') concerns, Ray's
-    /// own first; the bundle's only Ray workload when the evidence names none.
-    pub objects: Vec<ObjectRef>,
-    pub evidence: Vec<Evidence>,
-    /// Ids of the present causes this one explains (shown as its symptoms).
-    pub explains: Vec<String>,
-    pub symptoms: Vec<Symptom>,
-    pub remediation: Vec<String>,
-    pub references: Vec<String>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Symptom {
-    pub id: String,
-    pub code: String,
-    pub title: String,
-    pub summary: String,
-    pub evidence: Vec<Evidence>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Evidence {
-    pub file: String,
-    pub line: u32,
-    pub ts: Option<String>,
-    /// How `ts` was obtained, in the words of `timeline --format json` (`exact`,
-    /// `inferred_zone`, `given_zone`, `assumed_utc`, `approximate`; `none` without a time).
-    pub ts_quality: &'static str,
-    pub source: &'static str,
-    pub text: String,
-    /// What this line means (the signal's description).
-    pub meaning: String,
-}
-
-impl Evidence {
-    /// Whether the time was derived from a `kubectl` age (or a guessed year).
-    pub fn is_approximate(&self) -> bool {
-        self.ts.is_some() && self.ts_quality == TsQuality::Approximate.as_str()
-    }
-
-    /// Whether the time had no zone and was read as UTC for lack of evidence.
-    pub fn is_assumed_utc(&self) -> bool {
-        self.ts.is_some() && self.ts_quality == TsQuality::AssumedUtc.as_str()
-    }
-}
-
-impl Cause {
-    /// Its evidence, then its symptoms'.
-    pub fn all_evidence(&self) -> impl Iterator<Item = &Evidence> {
-        self.evidence
-            .iter()
-            .chain(self.symptoms.iter().flat_map(|s| s.evidence.iter()))
-    }
-
-    pub fn score(&self) -> f64 {
-        self.severity.weight() * self.confidence
-    }
-}
 
 struct Merged {
     id: String,

@@ -7,8 +7,10 @@
 //! numbered in order of first appearance in a fixed traversal), never a hash, so the same host
 //! reads the same everywhere in one output and nothing about it can be recovered.
 //!
-//! It owns the patterns and the traversal order; it must not drop, reorder or add records:
-//! a redacted report keeps every cause and evidence line, only secret substrings change.
+//! It owns the patterns, works on strings and events, and imports no report type: each part
+//! of a report redacts itself through it, in a fixed order (`Report::redact` in `model`,
+//! `Inventory::redact`, `FileInfo::redact`). It must not drop, reorder or add records: a
+//! redacted report keeps every cause and evidence line, only secret substrings change.
 //! Rule-defined text (titles, meanings, remediation, references) is not bundle content and is
 //! left alone.
 
@@ -19,10 +21,6 @@ use std::sync::LazyLock;
 use regex::{Captures, Regex, RegexSet};
 
 use crate::event::Event;
-use crate::inventory::Inventory;
-use crate::load::FileInfo;
-use crate::rank::{Evidence, Report};
-use crate::report_data::TimelineData;
 
 /// What replaces a secret.
 pub const MASK: &str = "[REDACTED]";
@@ -199,7 +197,8 @@ impl Redactor {
         out
     }
 
-    fn in_place(&mut self, s: &mut String) {
+    /// Redacts one string where it stands (a path, a summary, a name).
+    pub fn in_place(&mut self, s: &mut String) {
         let out = self.text(s);
         if out != *s {
             *s = out;
@@ -216,7 +215,7 @@ impl Redactor {
 
     /// Redacts one record of a sequence (timeline events, table rows in order): a private
     /// key or an environment value split over several records is masked too.
-    fn record_text(&mut self, s: &mut String) -> bool {
+    pub fn record_text(&mut self, s: &mut String) -> bool {
         let mut whole_record_secret = false;
         if self.pem_open > 0 {
             self.pem_open -= 1;
@@ -294,85 +293,9 @@ impl Redactor {
         }
     }
 
-    /// Redacts file paths (host names and IPs can be part of a file name).
-    pub fn files(&mut self, files: &mut [FileInfo]) {
-        for f in files {
-            self.in_place(&mut f.path);
-        }
-    }
-
-    /// Redacts every bundle-derived string of the report, in a fixed order.
-    pub fn report(&mut self, report: &mut Report) {
-        self.in_place(&mut report.bundle.path);
-        for cause in &mut report.causes {
-            self.in_place(&mut cause.summary);
-            self.evidence(&mut cause.evidence);
-            for o in &mut cause.objects {
-                self.in_place(&mut o.name);
-                if let Some(ns) = &mut o.namespace {
-                    self.in_place(ns);
-                }
-            }
-            for s in &mut cause.symptoms {
-                self.in_place(&mut s.summary);
-                self.evidence(&mut s.evidence);
-            }
-        }
-        for d in report
-            .diagnostics
-            .iter_mut()
-            .chain(report.bundle.incomplete.iter_mut())
-        {
-            self.in_place(&mut d.file);
-            self.in_place(&mut d.problem);
-        }
-        self.inventory(&mut report.inventory);
-        if let Some(t) = &mut report.timeline {
-            self.timeline_data(t);
-        }
-    }
-
-    /// Redacts the inventory (paths, zone decisions, capture basis, diagnostics).
-    pub fn inventory(&mut self, inv: &mut Inventory) {
-        if let Some(b) = &mut inv.capture_basis {
-            self.in_place(b);
-        }
-        for z in &mut inv.zones {
-            self.in_place(&mut z.basis);
-            for f in &mut z.files {
-                self.in_place(f);
-            }
-        }
-        for f in &mut inv.file_list {
-            self.in_place(&mut f.path);
-        }
-        for d in &mut inv.diagnostics {
-            self.in_place(&mut d.file);
-            self.in_place(&mut d.problem);
-        }
-    }
-
-    fn evidence(&mut self, evidence: &mut [Evidence]) {
-        for e in evidence {
-            self.in_place(&mut e.file);
-            self.in_place(&mut e.text);
-        }
-    }
-
-    fn timeline_data(&mut self, t: &mut TimelineData) {
-        for m in &mut t.markers {
-            self.in_place(&mut m.file);
-        }
-        self.reset_sequence();
-        for r in &mut t.rows {
-            self.in_place(&mut r.file);
-            self.in_place(&mut r.component);
-            self.record_text(&mut r.text);
-        }
-        self.reset_sequence();
-    }
-
-    fn reset_sequence(&mut self) {
+    /// Ends a sequence of records: what one record left open (a private key, an
+    /// environment name) does not reach into the next sequence.
+    pub fn reset_sequence(&mut self) {
         self.pem_open = 0;
         self.env_value_pending = false;
     }

@@ -8,12 +8,10 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use serde::Serialize;
-
 use crate::event::{format_rfc3339, Event, Level, Micros, SourceKind, Timestamp};
 use crate::load::FileInfo;
+use crate::model::{Evidence, Lane, Marker, Report, Row, Tick, TimelineData};
 use crate::parse::Spans;
-use crate::rank::{Evidence, Report};
 use crate::rules::Severity;
 use crate::timeline::Timeline;
 
@@ -41,77 +39,6 @@ impl TimelineDataConfig {
         max_rows: 2_000,
         max_text: 400,
     };
-}
-
-/// The optional `timeline` section of the report.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct TimelineData {
-    /// Start of the first bucket (the first timed event).
-    pub start: String,
-    /// End of the last bucket (the last timed event).
-    pub end: String,
-    pub bucket_ms: f64,
-    pub buckets: usize,
-    /// Axis labels: bucket index and the time at the start of that bucket.
-    pub ticks: Vec<Tick>,
-    /// One lane per source kind with timed events, in `SourceKind` order.
-    pub lanes: Vec<Lane>,
-    /// One marker per evidence line that has a time, in rank then time order.
-    pub markers: Vec<Marker>,
-    /// The events around the evidence, in timeline order.
-    pub rows: Vec<Row>,
-    /// Whether `rows` was cut at the cap.
-    pub rows_capped: bool,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Tick {
-    pub bucket: usize,
-    pub label: String,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Lane {
-    pub source: &'static str,
-    /// Events per bucket.
-    pub all: Vec<u32>,
-    /// Events at warning level or above per bucket.
-    pub warn: Vec<u32>,
-    pub total: u64,
-    pub total_warn: u64,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Marker {
-    pub cause_rank: usize,
-    pub cause_id: String,
-    /// Whether the evidence belongs to a benign (`info`) cause.
-    pub benign: bool,
-    /// `1a`, `1b`, …: one letter per distinct meaning within a cause.
-    pub label: String,
-    pub meaning: String,
-    pub source: &'static str,
-    pub bucket: usize,
-    pub ts: String,
-    /// How `ts` was obtained (`TsQuality::as_str`).
-    pub ts_quality: &'static str,
-    pub file: String,
-    pub line: u32,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Row {
-    pub ts: Option<String>,
-    /// How `ts` was obtained (`TsQuality::as_str`; `none` without a time).
-    pub ts_quality: &'static str,
-    pub source: &'static str,
-    pub level: &'static str,
-    pub file: String,
-    pub line: u32,
-    pub component: String,
-    pub text: String,
-    /// Marker labels of the evidence this row is (empty for context rows).
-    pub evidence: Vec<String>,
 }
 
 /// Computes the timeline section for `report` (its causes as already filtered).

@@ -12,11 +12,12 @@
 //! stamps fall back on, the capture time) exactly as `timeline::build` does, and
 //! [`Resolution`] turns stamps into times.
 
+use crate::collected::{collected_fact, collected_from, Collected};
 use crate::event::{Event, FileId, Micros, RawTime, Timestamp, TsQuality, MICROS_PER_SEC};
 use crate::load::FileInfo;
 use crate::timeline::{
-    capture_without_record, collected_fact, collected_from, recorded_time, resolve_no_year,
-    zones_for, CaptureTime, Collected, TimeConfig, ZoneDecision,
+    capture_without_record, recorded_time, resolve_no_year, zones_for, CaptureTime, TimeConfig,
+    ZoneDecision,
 };
 
 /// A time that resolves without any other year-less stamp: explicit UTC, or zone-less.

@@ -16,13 +16,13 @@ use crate::bundle::OpenError;
 use crate::diag::Diagnostic;
 use crate::event::{Event, FileId, Micros, MICROS_PER_SEC};
 use crate::inventory::Inventory;
-use crate::load::{stream_at, stream_rendered, Batch, LoadConfig, Streamed};
+use crate::load::{stream_at, stream_rendered, Batch, FileInfo, LoadConfig, Streamed};
+use crate::model::{Report, TimelineData};
 use crate::parse::{Detail, Spans};
 use crate::query::{self, Anchor, Query, QueryError};
-use crate::rank::Report;
 use crate::redact::Redactor;
 use crate::report::style::Style;
-use crate::report_data::{Lanes, Picture, TimelineData, TimelineDataConfig};
+use crate::report_data::{Lanes, Picture, TimelineDataConfig};
 use crate::resolve::{Anchor as TimeAnchor, Carry, Own, Resolution, Stamp, Tracker};
 use crate::spill::Spill;
 use crate::timeline::{TimeConfig, Timeline};
@@ -33,6 +33,16 @@ pub enum Error {
     Open(OpenError),
     Query(QueryError),
     Io(io::Error),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Open(e) => e.fmt(f),
+            Error::Query(e) => e.fmt(f),
+            Error::Io(e) => e.fmt(f),
+        }
+    }
 }
 
 impl From<io::Error> for Error {
@@ -148,9 +158,11 @@ fn source_may_match(q: &Query, raw: &str, kind: &str) -> bool {
     }
     let mut suffixes = vec![raw];
     suffixes.extend(raw.match_indices('/').map(|(i, _)| &raw[i + 1..]));
-    q.sources
-        .iter()
-        .any(|g| suffixes.iter().any(|p| query::source_matches(g, p, kind)))
+    q.sources.iter().any(|g| {
+        suffixes
+            .iter()
+            .any(|p| crate::glob::source_matches(g, p, kind))
+    })
 }
 
 /// A `--source` glob that keeps no file is a mistake: an error when no glob keeps any file
@@ -281,7 +293,7 @@ pub fn timeline(
     let (lo, hi) = q.bounds(center, base).map_err(Error::Query)?;
     let source_ok = q.sources_ok(&timeline.files);
     if let Some(r) = &mut output.redactor {
-        r.files(&mut timeline.files);
+        FileInfo::redact_all(&mut timeline.files, r);
     }
     let TimelineOutput {
         json,
@@ -589,7 +601,7 @@ mod tests {
         let sieve = Some(Arc::new(Sieve::new(&rules)));
         let tl = crate::timeline::build(crate::load::load(bundle, &config(sieve)).unwrap(), &time);
         let engine = Engine::new(rules);
-        let report = crate::cli::rank_all(&tl, &engine, 0);
+        let report = crate::analysis::rank_all(&tl, &engine, 0);
         let cfg = TimelineDataConfig::HTML;
         let near = near(&tl, &report);
         let load = config(None);

@@ -9,7 +9,7 @@ mod common;
 use raysift::event::{Event, Level, SourceKind, Timestamp, TsQuality};
 use raysift::inventory::Inventory;
 use raysift::load::FileInfo;
-use raysift::rank::{BundleInfo, Cause, Evidence, Report, Stats, Symptom, SCHEMA};
+use raysift::model::{BundleInfo, Cause, Evidence, Report, Stats, Symptom, SCHEMA};
 use raysift::redact::{RedactConfig, Redactor};
 use raysift::report::style::Style;
 use raysift::report::TextOptions;
@@ -233,7 +233,7 @@ fn outputs(hosts: bool) -> (Vec<(&'static str, String)>, Report) {
     let Planted { mut tl, mut report } = planted();
     report.timeline = Some(timeline_data(&tl, &report, &TimelineDataConfig::HTML));
     let mut r = Redactor::new(RedactConfig { hosts });
-    r.report(&mut report);
+    report.redact(&mut r);
     let mut out = Vec::new();
     let render = |f: &dyn Fn(&mut Vec<u8>) -> std::io::Result<()>| {
         let mut buf = Vec::new();
@@ -260,7 +260,7 @@ fn outputs(hosts: bool) -> (Vec<(&'static str, String)>, Report) {
 
     let mut events = tl.events.clone();
     let mut r = Redactor::new(RedactConfig { hosts });
-    r.files(&mut tl.files);
+    raysift::load::FileInfo::redact_all(&mut tl.files, &mut r);
     r.events(&mut events);
     let refs: Vec<&Event> = events.iter().collect();
     out.push((

@@ -65,6 +65,15 @@ fn ends_with_ignore_case(path: &str, ext: &str) -> bool {
         .is_some_and(|tail| tail.eq_ignore_ascii_case(ext.as_bytes()))
 }
 
+/// File names a directory search takes for bundles (compared without case).
+pub const BUNDLE_SUFFIXES: [&str; 5] = [".tar.gz", ".tgz", ".tar", ".zip", ".gz"];
+
+/// Whether a file name says archive: what a directory search takes.
+pub fn is_bundle_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    BUNDLE_SUFFIXES.iter().any(|s| lower.ends_with(s))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,14 +29,11 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::collected::COLLECTOR;
 use crate::event::{format_rfc3339, Micros};
 use crate::redact::Redactor;
 use archive::Writer;
 use kubectl::{Keep, Outcome, Status};
-
-/// What the collected bundle's `metadata.json` says made it: `analyze` recognises the bundle
-/// by this value of its `collector` key.
-pub const COLLECTOR: &str = "raysift collect";
 
 /// The Ray log directory of a head pod.
 const RAY_LOGS: &str = "/tmp/ray/session_latest/logs";

@@ -42,6 +42,7 @@ use crate::classify::classify;
 use crate::diag::Diagnostic;
 use crate::event::{Event, FileId, Micros, SourceKind};
 use crate::parse::{self, Format, ParseOutput};
+use crate::redact::Redactor;
 use crate::rules::sieve::Sieve;
 
 /// How to load a bundle.
@@ -74,6 +75,15 @@ pub struct FileInfo {
     pub mtime: Option<i64>,
     /// `local - utc` samples (microseconds) seen in this file.
     pub zone_samples: Vec<Micros>,
+}
+
+impl FileInfo {
+    /// Redacts the paths of files (host names and IPs can be part of a file name).
+    pub fn redact_all(files: &mut [FileInfo], r: &mut Redactor) {
+        for f in files {
+            r.in_place(&mut f.path);
+        }
+    }
 }
 
 /// Everything read from a bundle, before the timeline orders it.

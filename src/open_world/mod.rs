@@ -46,30 +46,6 @@ pub fn is_generic(id: &str) -> bool {
     )
 }
 
-/// Literal conjunctions (lower case) the sieve must keep on top of the rules' for this layer:
-/// failure shapes and level words. Healthy logs hold few of them (under one line in ten
-/// thousand in a generated 1 GB bundle), so they cost the sieve little.
-pub fn sieve_alternatives() -> Vec<Vec<String>> {
-    [
-        "traceback (most recent call last)",
-        "panic:",
-        "check failed",
-        "*** sig",
-        "error",
-        "exception",
-        "fatal",
-    ]
-    .iter()
-    .map(|s| vec![s.to_string()])
-    // A traceback's frame line: fragments pasted without their header have only these.
-    .chain([vec![
-        "file ".to_string(),
-        ", line ".to_string(),
-        ", in ".to_string(),
-    ]])
-    .collect()
-}
-
 /// A template of unclaimed error records, as the report and `batch --summary` show it.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Unrecognised {

@@ -16,9 +16,12 @@ pub mod operator;
 pub mod primitives;
 pub mod ray_cpp;
 pub mod ray_python;
+pub mod ray_record;
 pub mod row_fold;
 pub mod serve;
 pub mod stamp;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod tree;
 pub mod worker;
 

@@ -14,7 +14,7 @@
 use crate::event::{Event, Level, Micros, RawTime, Text, MICROS_PER_SEC};
 use crate::parse::lines::{parse_records, Continuation};
 use crate::parse::primitives::{date_time, klog_header, rsplit_once_byte, split_once_byte};
-use crate::parse::ray_python::{file_line, json_record, split_word};
+use crate::parse::ray_record::{file_line, json_record, split_word};
 use crate::parse::{Detail, ParseOutput};
 
 pub fn parse(input: &[u8], out: &mut ParseOutput) {
@@ -168,7 +168,7 @@ fn is_digits(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::ray_python::render;
+    use crate::parse::testing::render;
 
     #[track_caller]
     fn check(input: &str, expect: &str) {
@@ -309,7 +309,7 @@ mod tests {
 
     #[test]
     fn every_line_lands_in_one_event() {
-        crate::parse::ray_python::assert_covers_lines(parse);
+        crate::parse::testing::assert_covers_lines(parse);
     }
 
     #[test]

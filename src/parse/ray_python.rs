@@ -5,19 +5,13 @@
 //! `(<component>)` before the file, the autoscaler sidecar's `<asctime> - LEVEL - msg`, the
 //! TEXT `LoggingConfig` with ` key=value` pairs appended, and the JSON encoding.
 //!
-//! It also owns the pieces the other Ray parsers share: the JSON record reader (Ray core
-//! `JSONFormatter`, Serve's JSON generations, the C++ JSON mode) and `file:line` splitting.
-//!
 //! It must not resolve zones: asctime is kept as `RawTime::Naive`; a line that also carries
 //! a UTC instant (an aiohttp access stamp, `timestamp_ns`) yields a zone sample instead.
 
-use serde_json::{Map, Value};
-
 use crate::event::{Event, Level, Micros, RawTime, Text};
 use crate::parse::lines::{parse_records, Continuation};
-use crate::parse::primitives::{
-    access_log_stamp, has_byte, ray_asctime, rsplit_once_byte, split_once_byte,
-};
+use crate::parse::primitives::{access_log_stamp, ray_asctime, rsplit_once_byte, split_once_byte};
+use crate::parse::ray_record::{file_line, is_snake, json_record, set_utc_from_ns, split_word};
 use crate::parse::{Detail, ParseOutput};
 
 pub fn parse(input: &[u8], out: &mut ParseOutput) {
@@ -197,17 +191,6 @@ fn timestamp_ns(msg: &str) -> Option<i64> {
     msg.get(start..)?.parse::<i64>().ok()
 }
 
-/// Prefers the zoned `timestamp_ns` over the naive asctime, and records their difference.
-fn set_utc_from_ns(ev: &mut Event, ns: i64, local: Option<Micros>, samples: &mut Vec<Micros>) {
-    let utc = ns.div_euclid(1000);
-    ev.raw_time = Some(RawTime::Utc(utc));
-    if let Some(local) = local {
-        // asctime is the same instant cut to milliseconds; cut the UTC one the same way so
-        // that the sample is a clean offset.
-        samples.push(local - utc.div_euclid(1000) * 1000);
-    }
-}
-
 /// The aiohttp access line: `<client> [10/Jul/2023:18:24:31 +0000] "GET /p HTTP/1.1" 200
 /// 13940 "-" "Go-http-client/1.1"`.
 fn access_fields(
@@ -262,272 +245,10 @@ fn access_stamp(msg: &str, local: Micros) -> Option<(&str, &str, Micros)> {
     Some((client, rest, local.div_euclid(1_000_000) * 1_000_000 - utc))
 }
 
-/// Splits off the first space-separated word.
-pub(crate) fn split_word(s: &str) -> (&str, &str) {
-    split_once_byte(s, b' ').unwrap_or((s, ""))
-}
-
-/// `agent.py:531` → (`agent.py`, `531`): a base name with a dot, a colon, digits.
-pub(crate) fn file_line(token: &str) -> Option<(&str, &str)> {
-    let (file, line) = rsplit_once_byte(token, b':')?;
-    let ok = !file.is_empty()
-        && has_byte(file, b'.')
-        && !has_byte(file, b'/')
-        && !line.is_empty()
-        && line.bytes().all(|b| b.is_ascii_digit());
-    ok.then_some((file, line))
-}
-
-fn is_snake(key: &str) -> bool {
-    !key.is_empty()
-        && key
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-}
-
-/// A JSON log record from any Ray generation: Python `JSONFormatter` (`asctime, levelname,
-/// message, filename, lineno, …, timestamp_ns`), Serve's JSON (both the serialized and the
-/// invalid template era), and the C++ JSON mode. Time is `timestamp_ns` (UTC) when present,
-/// else asctime (naive). `filename` becomes field `file`; every other key is a field, nested
-/// objects flattened with dots. `component` is left to the caller.
-pub(crate) fn json_record(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
-    let start = line.trim_start();
-    if !start.starts_with('{') {
-        return None;
-    }
-    let Ok(map) = serde_json::from_str::<Map<String, Value>>(start) else {
-        return lenient_json_record(start);
-    };
-    if !map.contains_key("levelname") && !map.contains_key("asctime") {
-        return None;
-    }
-    let mut ev = Event::new(0, String::new());
-    let mut local = None;
-    let mut ns = None;
-    let mut exc_text = None;
-    for (key, value) in map {
-        match key.as_str() {
-            "asctime" => {
-                local = value
-                    .as_str()
-                    .and_then(|s| ray_asctime(s).ok())
-                    .map(|r| r.1)
-            }
-            "levelname" => {
-                ev.level = value.as_str().and_then(Level::parse).unwrap_or_default();
-            }
-            "message" => ev.message = scalar(value),
-            "exc_text" => exc_text = Some(scalar(value)),
-            "filename" => ev.fields.push(("file".into(), scalar(value).into())),
-            _ => {
-                if key == "timestamp_ns" {
-                    ns = value.as_i64();
-                }
-                flatten(snake(&key), value, &mut ev.fields, 0);
-            }
-        }
-    }
-    if let Some(exc) = exc_text.filter(|e| !e.is_empty()) {
-        ev.message.push('\n');
-        ev.message.push_str(&exc);
-    }
-    ev.raw_time = local.map(RawTime::Naive);
-    if let Some(ns) = ns {
-        set_utc_from_ns(&mut ev, ns, local, samples);
-    }
-    Some(ev)
-}
-
-/// Serve's template-era JSON (≈2.5–2.8) pasted the message in unescaped, so a quote in it
-/// breaks the object. Read `"key": "value"` pairs up to `message`, whose value is the rest
-/// of the line without the closing `"}`.
-fn lenient_json_record(line: &str) -> Option<Event> {
-    if !(line.starts_with("{\"levelname\"") || line.starts_with("{\"asctime\"")) {
-        return None;
-    }
-    let mut ev = Event::new(0, String::new());
-    let mut rest = line.get(1..)?;
-    loop {
-        rest = rest.trim_start_matches([' ', ',']);
-        let Some((key, after)) = rest.strip_prefix('"').and_then(|r| r.split_once('"')) else {
-            break;
-        };
-        let Some(after) = after.trim_start().strip_prefix(':') else {
-            break;
-        };
-        let after = after.trim_start();
-        if key == "message" {
-            let body = after.strip_prefix('"').unwrap_or(after);
-            let body = body.strip_suffix("\"}").unwrap_or(body);
-            ev.message = body.to_string();
-            break;
-        }
-        let Some((value, after)) = after.strip_prefix('"').and_then(|r| r.split_once('"')) else {
-            break;
-        };
-        match key {
-            "levelname" => ev.level = Level::parse(value).unwrap_or_default(),
-            "asctime" => {
-                ev.raw_time = ray_asctime(value).ok().map(|r| RawTime::Naive(r.1));
-            }
-            "filename" => ev.fields.push(("file".into(), value.into())),
-            _ => ev.fields.push((snake(key).into(), value.into())),
-        }
-        rest = after;
-    }
-    Some(ev)
-}
-
-/// A JSON value as field text: strings bare, everything else as compact JSON.
-fn scalar(value: Value) -> String {
-    match value {
-        Value::String(s) => s,
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
-}
-
-/// Nested objects become dotted keys; arrays stay compact JSON. Depth is bounded so that a
-/// pathological document cannot recurse without end.
-fn flatten(key: String, value: Value, fields: &mut Vec<(Text, Text)>, depth: u8) {
-    match value {
-        Value::Object(map) if depth < 4 => {
-            for (k, v) in map {
-                flatten(format!("{key}.{}", snake(&k)), v, fields, depth + 1);
-            }
-        }
-        other => fields.push((key.into(), scalar(other).into())),
-    }
-}
-
-/// User-supplied keys (`extra={...}`) may be camelCase or contain spaces.
-fn snake(key: &str) -> String {
-    if is_snake(key) {
-        return key.to_string();
-    }
-    let mut out = String::with_capacity(key.len() + 4);
-    for (i, c) in key.chars().enumerate() {
-        if c.is_ascii_uppercase() {
-            if i > 0 && !out.ends_with('_') {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-        } else if c.is_alphanumeric() {
-            out.push(c);
-        } else if !out.ends_with('_') {
-            out.push('_');
-        }
-    }
-    out
-}
-
-/// Renders a parse result one event per line for the parser tests of this module and its
-/// siblings, and checks that every physical line landed in exactly one event.
-#[cfg(test)]
-pub(crate) fn render(input: &str, out: &ParseOutput) -> String {
-    use crate::event::format_rfc3339;
-    let physical = crate::parse::lines::split_lines(input.as_bytes()).count() as u64;
-    let covered: u64 = out.events.iter().map(|e| u64::from(e.n_lines)).sum();
-    assert_eq!(covered, physical, "n_lines must cover every physical line");
-    let mut s = String::new();
-    for ev in &out.events {
-        let time = match ev.raw_time {
-            None => "-".to_string(),
-            Some(RawTime::Naive(t)) => format!("N{}", format_rfc3339(t)),
-            Some(RawTime::Utc(t)) => format!("U{}", format_rfc3339(t)),
-            Some(RawTime::NoYear {
-                month,
-                day,
-                micros_of_day,
-            }) => {
-                format!("Y{month:02}-{day:02}+{micros_of_day}")
-            }
-            Some(RawTime::Age { secs }) => format!("A{secs}"),
-        };
-        let comp = if ev.component.is_empty() {
-            "-"
-        } else {
-            &ev.component
-        };
-        s.push_str(&format!(
-            "{}+{} {time} {} {comp}",
-            ev.line,
-            ev.n_lines,
-            ev.level.as_str()
-        ));
-        if !ev.fields.is_empty() {
-            let f: Vec<String> = ev.fields.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            s.push_str(&format!(" {{{}}}", f.join(" ")));
-        }
-        s.push_str(" | ");
-        s.push_str(&ev.message.replace('\n', "⏎"));
-        s.push('\n');
-    }
-    if out.unparsed_lines > 0 {
-        s.push_str(&format!("unparsed={}\n", out.unparsed_lines));
-    }
-    if !out.zone_samples.is_empty() {
-        s.push_str(&format!("zone={:?}\n", out.zone_samples));
-    }
-    s
-}
-
-/// Feeds a parser many generated files made of real heads, continuation lines, junk bytes,
-/// CRLF and cut-off lines, and checks that every physical line lands in exactly one event.
-#[cfg(test)]
-pub(crate) fn assert_covers_lines(parse: fn(&[u8], &mut ParseOutput)) {
-    const PIECES: [&[u8]; 16] = [
-        b"2023-07-10 11:24:38,590 WARNING agent.py:531 -- Exiting with SIGTERM immediately...",
-        b"2024-03-25 21:30:20,999\tINFO utils.py:76 -- Run cmd[7]",
-        b"[2022-01-17 03:12:42,168 I 449 449] io_service_pool.cc:35: IOServicePool is running.",
-        b"[2024-05-29 22:54:10,723 C 1 1] (raylet) a.cc:29:  Check failed: x",
-        b"INFO 2024-12-30 23:47:44,173 default_HelloWorld 5w6y35rx 7bda8dd6 -- GET / 200 8.5ms",
-        b"{\"levelname\": \"INFO\", \"asctime\": \"2023-08-01 10:00:00,000\", \"message\": \"a \"b\"}",
-        b"{\"asctime\": \"2025-02-12 12:25:16,836\", \"levelname\": \"INFO\", \"message\": \"m\"}",
-        b"Traceback (most recent call last):",
-        b"  File \"a.py\", line 1, in <module>",
-        b"ValueError: bad",
-        b"",
-        b":actor_name:ServeReplica:app:Dep",
-        b"(MyActor pid=12, ip=10.0.0.2) hello [repeated 3x across cluster]",
-        b"2026-03-04T07:42:11.446555630Z 2026-03-03 23:42:11,446\tINFO config.py:183 -- x",
-        b"\xff\xfe\x00 junk \xc3",
-        b"F0411 07:43:44.182159  123 raylet_client.cc:12] Check failed: ok",
-    ];
-    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
-    for _ in 0..300 {
-        let mut input = Vec::new();
-        for _ in 0..(next() % 12) {
-            let piece = PIECES[(next() % PIECES.len() as u64) as usize];
-            // Sometimes cut a line short, sometimes end it with CRLF.
-            let cut = if next() % 5 == 0 {
-                (next() as usize) % (piece.len() + 1)
-            } else {
-                piece.len()
-            };
-            input.extend_from_slice(piece.get(..cut).unwrap_or(piece));
-            input.extend_from_slice(if next() % 4 == 0 { b"\r\n" } else { b"\n" });
-        }
-        if next() % 3 == 0 {
-            input.pop();
-        }
-        let mut out = ParseOutput::default();
-        parse(&input, &mut out);
-        let physical = crate::parse::lines::split_lines(&input).count() as u64;
-        let covered: u64 = out.events.iter().map(|e| u64::from(e.n_lines)).sum();
-        assert_eq!(covered, physical, "{:?}", String::from_utf8_lossy(&input));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse::testing::{assert_covers_lines, render};
 
     #[track_caller]
     fn check(input: &str, expect: &str) {

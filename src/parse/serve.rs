@@ -13,7 +13,7 @@
 use crate::event::{Event, Level, Micros, RawTime, Text};
 use crate::parse::lines::{parse_records, Continuation};
 use crate::parse::primitives::{date_time, split_once_byte};
-use crate::parse::ray_python::{file_line, json_record, split_word};
+use crate::parse::ray_record::{file_line, json_record, split_word};
 use crate::parse::{Detail, ParseOutput};
 
 pub fn parse(input: &[u8], out: &mut ParseOutput) {
@@ -217,7 +217,7 @@ fn access_fields(msg: &str, fields: &mut Vec<(Text, Text)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::ray_python::render;
+    use crate::parse::testing::render;
 
     #[track_caller]
     fn check(input: &str, expect: &str) {
@@ -410,7 +410,7 @@ mod tests {
 
     #[test]
     fn every_line_lands_in_one_event() {
-        crate::parse::ray_python::assert_covers_lines(parse);
+        crate::parse::testing::assert_covers_lines(parse);
     }
 
     #[test]

@@ -332,7 +332,7 @@ const RAY_PROCESSES: [&str; 7] = [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::ray_python::render;
+    use crate::parse::testing::render;
 
     #[track_caller]
     fn check(input: &str, expect: &str) {
@@ -488,7 +488,7 @@ mod tests {
 
     #[test]
     fn every_line_lands_in_one_event() {
-        crate::parse::ray_python::assert_covers_lines(parse);
+        crate::parse::testing::assert_covers_lines(parse);
     }
 
     #[test]

@@ -11,11 +11,11 @@
 use std::collections::BTreeSet;
 use std::io::{self, Write};
 
-use crate::rank::{Cause, Evidence, Report};
-use crate::report::count;
+use crate::model::{Cause, Evidence, Report};
+use crate::model::{Lane, TimelineData};
 use crate::report::mark_time;
-use crate::report_data::{Lane, TimelineData};
 use crate::rules::Severity;
+use crate::words::count;
 
 const STYLE: &str = r#"
 :root { --fg:#1d2330; --muted:#5d6677; --line:#d9dde5; --bg:#fff; --soft:#f5f7fa;
@@ -135,7 +135,7 @@ pub fn write(w: &mut dyn Write, report: &Report) -> io::Result<()> {
         "<p class=\"meta\"><span class=\"mono\">{}</span> · {}, {} · {}",
         esc(&b.path),
         count(b.files as u64, "file", "files"),
-        crate::report::size(b.bytes),
+        crate::words::size(b.bytes),
         count(report.stats.events, "event", "events")
     )?;
     if let Some(win) = &report.window {
@@ -354,7 +354,7 @@ fn write_picture(w: &mut dyn Write, report: &Report, t: &TimelineData) -> io::Re
     writeln!(w, "</svg>")?;
 
     // Legend: the first line of each label, in time order, reads as the story.
-    let mut firsts: Vec<&crate::report_data::Marker> = Vec::new();
+    let mut firsts: Vec<&crate::model::Marker> = Vec::new();
     for m in &t.markers {
         if !firsts.iter().any(|f| f.label == m.label) {
             firsts.push(m);

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use crate::inventory::Inventory;
 use crate::report::style::Style;
-use crate::report::{count, size};
+use crate::words::{count, size};
 
 pub fn write_text(w: &mut dyn Write, inv: &Inventory, style: Style) -> io::Result<()> {
     writeln!(

@@ -5,9 +5,9 @@
 
 use std::io::{self, Write};
 
-use crate::rank::{Cause, Evidence, Report};
-use crate::report::count;
+use crate::model::{Cause, Evidence, Report};
 use crate::rules::Severity;
+use crate::words::count;
 
 /// Evidence lines of one meaning shown before the rest fold into `<details>`.
 const SHOWN_PER_MEANING: usize = 2;
@@ -19,8 +19,8 @@ pub fn write(w: &mut dyn Write, report: &Report) -> io::Result<()> {
         w,
         "**Bundle:** {} — {}, {}",
         code(&b.path),
-        crate::report::count(b.files as u64, "file", "files"),
-        crate::report::size(b.bytes)
+        crate::words::count(b.files as u64, "file", "files"),
+        crate::words::size(b.bytes)
     )?;
     if let Some(win) = &report.window {
         write!(w, ", events from {} to {}", win.first, win.last)?;

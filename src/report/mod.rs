@@ -14,22 +14,9 @@ pub mod wrap;
 #[cfg(test)]
 pub(crate) mod tests;
 
-#[cfg(test)]
-mod words_tests {
-    #[test]
-    fn counts_and_sizes_read_as_words() {
-        assert_eq!(super::count(1, "file", "files"), "1 file");
-        assert_eq!(super::count(0, "file", "files"), "0 files");
-        assert_eq!(super::size(0), "0 bytes");
-        assert_eq!(super::size(1), "1 byte");
-        assert_eq!(super::size(840), "840 bytes");
-        assert_eq!(super::size(39_289), "39.3 kB");
-        assert_eq!(super::size(4_500_000), "4.5 MB");
-        assert_eq!(super::size(1_200_000_000), "1.2 GB");
-    }
-}
-
 use style::Style;
+
+use crate::words::count;
 
 /// How text output is laid out for where it goes. Built by the command line.
 #[derive(Clone, Copy, Debug)]
@@ -59,29 +46,12 @@ pub fn objects_phrase(objects: &[crate::objects::ObjectRef]) -> Option<String> {
 }
 
 /// The sentence that says a report was narrowed to some objects, `None` when it was not.
-pub fn filter_sentence(report: &crate::rank::Report) -> Option<String> {
+pub fn filter_sentence(report: &crate::model::Report) -> Option<String> {
     let f = report.bundle.filter.as_ref()?;
     Some(format!(
         "Only the events of {}; events that name no object are kept.",
         f.describe()
     ))
-}
-
-/// `1 file`, `3 files`: a count with its noun in the right number.
-pub fn count(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// A size for people: `0 bytes`, `840 bytes`, `12.3 kB`, `4.5 MB`, `1.2 GB` (decimal units, as
-/// the MB/s figures), never `0.0 MB` for a small bundle.
-pub fn size(bytes: u64) -> String {
-    const UNITS: [(&str, f64); 3] = [("GB", 1e9), ("MB", 1e6), ("kB", 1e3)];
-    for (unit, scale) in UNITS {
-        if bytes as f64 >= scale {
-            return format!("{:.1} {unit}", bytes as f64 / scale);
-        }
-    }
-    count(bytes, "byte", "bytes")
 }
 
 /// Reasons a report lists at its top when the bundle is incomplete; the rest are counted
@@ -90,7 +60,7 @@ pub const INCOMPLETE_SHOWN: usize = 5;
 
 /// The sentence that opens the report of an incomplete bundle, `None` when it was read in
 /// full.
-pub fn incomplete_headline(report: &crate::rank::Report) -> Option<String> {
+pub fn incomplete_headline(report: &crate::model::Report) -> Option<String> {
     let b = &report.bundle;
     if b.complete {
         return None;
@@ -104,7 +74,7 @@ pub fn incomplete_headline(report: &crate::rank::Report) -> Option<String> {
 
 /// What a report says when no cause rose above info: on an incomplete bundle, that the part
 /// read shows none, which is no clean bill of health.
-pub fn no_cause_sentence(report: &crate::rank::Report) -> String {
+pub fn no_cause_sentence(report: &crate::model::Report) -> String {
     if report.bundle.complete {
         format!(
             "No cause found above info: nothing in {} points to a failure.",
@@ -129,7 +99,7 @@ pub struct TimeMarks {
 
 impl TimeMarks {
     /// Notes the marks `e`'s time carries.
-    pub fn see(&mut self, e: &crate::rank::Evidence) {
+    pub fn see(&mut self, e: &crate::model::Evidence) {
         self.approximate |= e.is_approximate();
         self.assumed_utc |= e.is_assumed_utc();
     }
@@ -141,7 +111,7 @@ impl TimeMarks {
     }
 
     /// The marks of every evidence line of `evidence`.
-    pub fn of<'a>(evidence: impl IntoIterator<Item = &'a crate::rank::Evidence>) -> TimeMarks {
+    pub fn of<'a>(evidence: impl IntoIterator<Item = &'a crate::model::Evidence>) -> TimeMarks {
         let mut marks = TimeMarks::default();
         for e in evidence {
             marks.see(e);
@@ -150,7 +120,7 @@ impl TimeMarks {
     }
 
     /// The marks of every evidence line of a report, symptoms' included.
-    pub fn of_report(report: &crate::rank::Report) -> TimeMarks {
+    pub fn of_report(report: &crate::model::Report) -> TimeMarks {
         TimeMarks::of(report.causes.iter().flat_map(|c| {
             c.evidence
                 .iter()
@@ -182,7 +152,7 @@ impl TimeMarks {
 /// computed from a `kubectl` age, shown to the second (an age is no finer; the JSON keeps the
 /// computed value), and `?` after a zone-less time read as UTC for lack of evidence. `None`
 /// when the line has no time.
-pub fn shown_time(e: &crate::rank::Evidence) -> Option<String> {
+pub fn shown_time(e: &crate::model::Evidence) -> Option<String> {
     Some(mark_time(e.ts.as_deref()?, e.ts_quality))
 }
 
@@ -207,7 +177,7 @@ pub const ASSUMED_ZONE_FILES_SHOWN: usize = 3;
 
 /// The header sentence naming the files whose zone was assumed (UTC, no evidence), `None`
 /// when every zone was known, inferred or given.
-pub fn assumed_zone_sentence(report: &crate::rank::Report) -> Option<String> {
+pub fn assumed_zone_sentence(report: &crate::model::Report) -> Option<String> {
     let files: Vec<&str> = report
         .inventory
         .zones

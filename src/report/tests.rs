@@ -13,7 +13,7 @@ use crate::diag::Diagnostic;
 use crate::event::{micros_from_civil, Event, Level, SourceKind, Timestamp, TsQuality};
 use crate::inventory::{Inventory, Window};
 use crate::load::FileInfo;
-use crate::rank::{BundleInfo, Cause, Evidence, Report, Stats, Symptom, SCHEMA};
+use crate::model::{BundleInfo, Cause, Evidence, Report, Stats, Symptom, SCHEMA};
 use crate::report::style::Style;
 use crate::report::TextOptions;
 use crate::report_data::{timeline_data, TimelineDataConfig};

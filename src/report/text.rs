@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use crate::rank::{Cause, Evidence, Report};
+use crate::model::{Cause, Evidence, Report};
 use crate::report::style::Style;
 use crate::report::wrap::wrap;
 use crate::report::{TextOptions, TimeMarks};
@@ -15,8 +15,8 @@ pub fn write(w: &mut dyn Write, report: &Report, opts: TextOptions) -> io::Resul
     let b = &report.bundle;
     let mut head = format!(
         "{}, {}",
-        crate::report::count(b.files as u64, "file", "files"),
-        crate::report::size(b.bytes)
+        crate::words::count(b.files as u64, "file", "files"),
+        crate::words::size(b.bytes)
     );
     if let Some(win) = &report.window {
         head.push_str(&format!(", {} .. {}", win.first, win.last));

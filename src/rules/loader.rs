@@ -798,7 +798,7 @@ fn compile_signal(s: &RawSignal, eager: bool) -> Result<Signal, Vec<(String, Str
         for (i, pat) in s.sources.iter().enumerate() {
             let matched: Vec<SourceKind> = SourceKind::ALL
                 .into_iter()
-                .filter(|k| crate::query::source_matches(pat, "", k.as_str()))
+                .filter(|k| crate::glob::source_matches(pat, "", k.as_str()))
                 .collect();
             if matched.is_empty() {
                 errs.push((

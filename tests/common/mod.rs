@@ -9,7 +9,8 @@ use std::process::{Command, Output};
 
 use raysift::bundle::Limits;
 use raysift::load::{load, LoadConfig};
-use raysift::rank::{rank, Report};
+use raysift::model::Report;
+use raysift::rank::rank;
 use raysift::rules::engine::Engine;
 use raysift::rules::Rule;
 use raysift::timeline::{build, TimeConfig, Timeline};
@@ -55,7 +56,7 @@ pub fn report(path: &Path, rules: Vec<Rule>) -> Report {
 pub fn full_report(path: &Path) -> Report {
     let tl = timeline(path, 1);
     let engine = Engine::new(raysift::rules::library::builtin().expect("library loads"));
-    raysift::cli::rank_all(&tl, &engine, 0)
+    raysift::analysis::rank_all(&tl, &engine, 0)
 }
 
 /// A fixed `generated_at` for every report the tests make (1 January 2025, UTC), so that

@@ -1,0 +1,302 @@
+//! One analysis of one bundle: the pipeline, its stages in order.
+//!
+//! ```text
+//! load (sieved) → timeline → narrow → rules → open world → rank → readable? → keep ≥ min
+//!                                                                      └─ page: picture
+//! ```
+//!
+//! `load` reads only the lines a rule could match, in parallel; `timeline` resolves every time
+//! and merges the files; `narrow` keeps the events of the objects `--namespace`/`--object`
+//! name; the rules' findings and the open world's below them are ranked into a [`Report`];
+//! a bundle that opened but holds nothing readable is said to be so (no cause is not a clean
+//! bill of health); the causes below `--min-severity` are dropped; and, for the HTML page
+//! only, a second, streamed read draws the incident picture and counts every line.
+//!
+//! `analyze`, `batch` and the tests run it through [`Analysis::run`]; the commands that only
+//! read (`timeline`, `--inventory`) call `streamed` directly. Nothing here parses arguments or
+//! writes an output: a report goes back to the caller, which renders it.
+
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use crate::diag::Diagnostic;
+use crate::inventory::Inventory;
+use crate::load::LoadConfig;
+use crate::model::Report;
+use crate::objects::{BundleObjects, Filter, Verdict};
+use crate::open_world::Baseline;
+use crate::rank::rank;
+use crate::report_data::TimelineDataConfig;
+use crate::rules::engine::Engine;
+use crate::rules::sieve::Sieve;
+use crate::rules::{Rule, Severity};
+use crate::streamed;
+use crate::timeline::{build, TimeConfig, Timeline};
+
+/// What is told of a read while it goes on (a progress bar on a terminal).
+pub trait Progress: Send + Sync {
+    /// A read of the bundle begins: what to tell of each file or piece read.
+    fn start(&self) -> Option<crate::load::Progress>;
+    /// The read is over.
+    fn finish(&self);
+}
+
+/// How to analyse bundles: the rules and how to read; one `Analysis` runs on many bundles.
+pub struct Analysis {
+    engine: Engine,
+    load: LoadConfig,
+    time: TimeConfig,
+    fail_on: Severity,
+    min_severity: Severity,
+    filter: Option<Filter>,
+    picture: Option<TimelineDataConfig>,
+    progress: Option<Arc<dyn Progress>>,
+}
+
+/// One bundle's analysis.
+pub struct Outcome {
+    /// The causes at or above the minimum severity; every cause when `unreadable`.
+    pub report: Report,
+    /// A cause that is not benign reaches `fail_on` (among every cause found).
+    pub failing: bool,
+    /// Why a bundle that opened is still unreadable: then no cause means nothing, and the
+    /// report is neither filtered nor drawn.
+    pub unreadable: Option<String>,
+    /// What the caller should say on standard error (a filter that names nothing).
+    pub warnings: Vec<String>,
+}
+
+impl Analysis {
+    /// An analysis with `rules`, reading as `load` says (its sieve is made from the rules)
+    /// and resolving times as `time` says. Fails on `warning`, keeps every cause, narrows
+    /// nothing and draws no picture until told otherwise.
+    pub fn new(rules: Vec<Rule>, mut load: LoadConfig, time: TimeConfig) -> Analysis {
+        load.sieve = Some(Arc::new(Sieve::new(&rules)));
+        Analysis {
+            engine: Engine::new(rules),
+            load,
+            time,
+            fail_on: Severity::Warning,
+            min_severity: Severity::Info,
+            filter: None,
+            picture: None,
+            progress: None,
+        }
+    }
+
+    /// The lowest severity of a cause that fails the run.
+    pub fn fail_on(mut self, severity: Severity) -> Analysis {
+        self.fail_on = severity;
+        self
+    }
+
+    /// The lowest severity of a cause the report keeps.
+    pub fn min_severity(mut self, severity: Severity) -> Analysis {
+        self.min_severity = severity;
+        self
+    }
+
+    /// Find the causes among these objects' events only.
+    pub fn filter(mut self, filter: Option<Filter>) -> Analysis {
+        self.filter = filter;
+        self
+    }
+
+    /// Draw the incident picture (the HTML page), from a second, streamed read.
+    pub fn picture(mut self, cfg: TimelineDataConfig) -> Analysis {
+        self.picture = Some(cfg);
+        self
+    }
+
+    /// Tell `progress` of every read.
+    pub fn progress(mut self, progress: Arc<dyn Progress>) -> Analysis {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// The rules' engine (the library's rules).
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Analyses the bundle at `path`, stage by stage.
+    ///
+    /// # Errors
+    ///
+    /// Only when the bundle cannot be opened at all, or the picture's read fails.
+    pub fn run(&self, path: &Path) -> Result<Outcome, streamed::Error> {
+        let started = Instant::now();
+        let loaded = self.read(|load| crate::load::load(path, load), &self.load);
+        let mut tl = build(loaded?, &self.time);
+        let mut warnings = Vec::new();
+        if let Some(f) = &self.filter {
+            if !narrow(&mut tl, f) {
+                warnings.push(format!(
+                    "no event names {}; only events that name no object are left",
+                    f.describe()
+                ));
+            }
+        }
+        let (mut report, failing) = rank_timeline(&tl, &self.engine, self.fail_on, started);
+        report.bundle.filter = self.filter.clone();
+        let unreadable = unreadable(path, &report);
+        if unreadable.is_none() {
+            let min = self.min_severity;
+            report.causes.retain(|c| c.severity >= min);
+            if let Some(cfg) = &self.picture {
+                self.draw(path, tl, &mut report, cfg)?;
+            }
+        }
+        Ok(Outcome {
+            report,
+            failing,
+            unreadable,
+            warnings,
+        })
+    }
+
+    /// The page's picture and the whole bundle's counts: a second, streamed read of every
+    /// line, the records near the evidence built whole.
+    fn draw(
+        &self,
+        path: &Path,
+        tl: Timeline,
+        report: &mut Report,
+        cfg: &TimelineDataConfig,
+    ) -> Result<(), streamed::Error> {
+        let near = streamed::near_evidence(&tl, report, cfg);
+        drop(tl);
+        let whole = LoadConfig {
+            sieve: None,
+            ..self.load.clone()
+        };
+        let (data, inventory, diagnostics) = self.read(
+            |load| streamed::picture(path, load, &self.time, report, cfg, near),
+            &whole,
+        )?;
+        report.timeline = Some(data);
+        whole_bundle(report, inventory, diagnostics);
+        Ok(())
+    }
+
+    /// Runs one read of the bundle with `load`, telling the progress of it.
+    fn read<T>(&self, read: impl FnOnce(&LoadConfig) -> T, load: &LoadConfig) -> T {
+        let Some(progress) = &self.progress else {
+            return read(load);
+        };
+        let told = LoadConfig {
+            progress: progress.start(),
+            ..load.clone()
+        };
+        let got = read(&told);
+        progress.finish();
+        got
+    }
+}
+
+/// The rules' findings and the open world's below them, ranked into a report.
+pub fn rank_all(tl: &Timeline, engine: &Engine, elapsed_ms: u64) -> Report {
+    let mut findings = engine.run(&tl.events);
+    let open = crate::open_world::analyze(&tl.events, &engine.rules, &findings, baseline());
+    findings.extend(open.findings);
+    let rules: Vec<Rule> = engine.rules.iter().chain(&open.rules).cloned().collect();
+    let mut report = rank(tl, &rules, &findings, elapsed_ms);
+    report.unrecognised = open.unrecognised;
+    report
+}
+
+/// The healthy-noise baseline, parsed once.
+fn baseline() -> &'static Baseline {
+    static BASELINE: OnceLock<Baseline> = OnceLock::new();
+    BASELINE.get_or_init(Baseline::builtin)
+}
+
+/// Runs the rules over a timeline and ranks the findings; `true` when a cause that is not
+/// benign reaches `fail_on`.
+fn rank_timeline(
+    tl: &Timeline,
+    engine: &Engine,
+    fail_on: Severity,
+    started: Instant,
+) -> (Report, bool) {
+    let report = rank_all(tl, engine, started.elapsed().as_millis() as u64);
+    let failing = report
+        .causes
+        .iter()
+        .any(|c| c.severity >= fail_on && c.severity != Severity::Info);
+    (report, failing)
+}
+
+/// Keeps the events `f` keeps; `false` when no event names its object or namespace (a typo
+/// would otherwise look like a healthy object).
+fn narrow(tl: &mut Timeline, f: &Filter) -> bool {
+    let bundle = BundleObjects::of(&tl.events);
+    let path_pods = bundle.path_pods(&tl.files);
+    let mut named = 0usize;
+    tl.events.retain(|ev| {
+        let pod = path_pods.get(ev.file as usize).and_then(Option::as_ref);
+        match f.judge_in(ev, pod, &bundle) {
+            Verdict::Named => {
+                named += 1;
+                true
+            }
+            Verdict::Unknown => true,
+            Verdict::Other => false,
+        }
+    });
+    named > 0
+}
+
+/// What a report says of the bundle, from the inventory of a full read rather than the
+/// sieved one: counts, window and diagnostics of every line.
+fn whole_bundle(report: &mut Report, inventory: Inventory, diagnostics: Vec<Diagnostic>) {
+    report.window = inventory.window.clone();
+    report.stats.events = inventory.events;
+    report.stats.unparsed_lines = inventory.unparsed_lines;
+    report.bundle.files = inventory.files;
+    report.bundle.bytes = inventory.bytes;
+    report.bundle.sources = inventory.sources.clone();
+    report.bundle.judge_completeness(&diagnostics);
+    report.diagnostics = diagnostics;
+    report.inventory = inventory;
+}
+
+/// Diagnostics quoted in a "nothing readable" error.
+const QUOTED_DIAGNOSTICS: usize = 3;
+
+/// Why a bundle that opened is still unreadable, for `analyze` and `batch` alike: a file named
+/// like an archive whose content is not one, or a bundle with no readable line.
+pub fn unreadable(path: &Path, report: &Report) -> Option<String> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // An empty file (or standard input) holds nothing at all: say so, not what it is not.
+    if report.inventory.container == "file" && report.inventory.bytes == 0 {
+        let name = if name.is_empty() || path == Path::new("-") {
+            "standard input".to_string()
+        } else {
+            name
+        };
+        return Some(format!("empty file: {name} holds no bytes"));
+    }
+    if report.inventory.container == "file" && crate::bundle::is_bundle_name(&name) {
+        return Some(format!(
+            "not an archive: {name} is named like one, but its content is not gzip, tar or zip"
+        ));
+    }
+    if report.inventory.lines > 0 {
+        return None;
+    }
+    let mut why = String::from("nothing readable in the bundle");
+    let diags = &report.diagnostics;
+    for (i, d) in diags.iter().take(QUOTED_DIAGNOSTICS).enumerate() {
+        why.push_str(if i == 0 { ": " } else { "; " });
+        why.push_str(&d.to_string());
+    }
+    if diags.len() > QUOTED_DIAGNOSTICS {
+        why.push_str(&format!(" (and {} more)", diags.len() - QUOTED_DIAGNOSTICS));
+    }
+    Some(why)
+}
