@@ -21,7 +21,10 @@ use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Condvar, Mutex, PoisonError};
 
-use super::{unreadable, Cursor, Placed, Run, Runs, SliceKey, Spill, MARK_STRIDE};
+use super::merge::{Runs, SliceKey};
+use super::reader::Run;
+use super::record::Cursor;
+use super::{unreadable, Placed, Spill, MARK_STRIDE};
 use crate::event::FileId;
 use crate::resolve::Resolution;
 
