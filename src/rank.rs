@@ -293,12 +293,15 @@ fn evidence(tl: &Timeline, rules: &[Rule], rule: usize, r: &EvidenceRef) -> Opti
 /// Shortens evidence text. A long multi-line record (a traceback) keeps its first and last
 /// lines, because the exception that explains it comes last, and the innermost frames of code
 /// outside the standard library in between, because that is where it was raised; then the
-/// characters are capped, keeping the last line whole when it fits in half the cap.
+/// characters are capped by leaving out whole lines in the middle, keeping the last line whole
+/// when it fits in half the cap. Every elision says how many lines it stands for
+/// (`… 3 lines …`), and a line too long for the cap is cut between words, never inside a name.
 fn cut(text: &str, max: usize) -> String {
     const HEAD: usize = 3;
     const TAIL: usize = 3;
     const FRAMES: usize = 2;
-    let lines: Vec<&str> = text.lines().collect();
+    // Python 3.11's carets under a frame's source (`^^^^`) say nothing a report needs.
+    let lines: Vec<&str> = text.lines().filter(|l| !is_caret_line(l)).collect();
     let text = if lines.len() > HEAD + TAIL + 1 {
         let middle = &lines[HEAD..lines.len() - TAIL];
         let frames: Vec<usize> = middle
@@ -307,49 +310,156 @@ fn cut(text: &str, max: usize) -> String {
             .filter(|(_, l)| is_code_frame(l))
             .map(|(i, _)| i)
             .collect();
-        let kept: Vec<usize> = frames.iter().rev().take(FRAMES).rev().copied().collect();
+        // The innermost frames outside Ray first: that is where the user's code raised.
+        let mut kept: Vec<usize> = frames
+            .iter()
+            .rev()
+            .filter(|&&i| is_outside_ray(middle[i]))
+            .take(FRAMES)
+            .copied()
+            .collect();
+        for &i in frames.iter().rev() {
+            if kept.len() < FRAMES && !kept.contains(&i) {
+                kept.push(i);
+            }
+        }
+        kept.sort_unstable();
         let mut out: Vec<String> = lines[..HEAD].iter().map(|l| l.to_string()).collect();
         let mut next = 0usize;
         for &i in &kept {
             if i > next {
-                out.push(format!("  … {} lines …", i - next));
+                out.push(elision(i - next));
             }
             out.push(middle[i].to_string());
             next = i + 1;
         }
         if middle.len() > next {
-            out.push(format!("  … {} lines …", middle.len() - next));
+            out.push(elision(middle.len() - next));
         }
         out.extend(lines[lines.len() - TAIL..].iter().map(|l| l.to_string()));
         out.join("\n")
+    } else if lines.len() < text.lines().count() {
+        lines.join("\n")
     } else {
         text.to_string()
     };
     if text.chars().count() <= max {
         return text;
     }
-    let chars: Vec<char> = text.chars().collect();
-    let last_start = text
-        .rfind('\n')
-        .map_or(0, |i| text[..i].chars().count() + 1);
-    let last_len = chars.len() - last_start;
-    if last_start > 0 && last_len <= max / 2 {
-        // Cut the lines before the last one in their middle, keep the last one whole.
-        let room = max - last_len;
-        let tail = room / 3;
-        let head = room - tail;
-        let mut s: String = chars[..head].iter().collect();
-        s.push_str(" … ");
-        s.extend(&chars[last_start - tail.min(last_start)..last_start]);
-        s.extend(&chars[last_start..]);
-        return s;
+    cap_lines(&text, max)
+}
+
+/// The line that stands for `n` lines left out.
+fn elision(n: usize) -> String {
+    format!("  … {} …", crate::words::count(n as u64, "line", "lines"))
+}
+
+/// Whether a line is an elision (`  … 3 lines …`).
+fn is_elision(line: &str) -> bool {
+    let t = line.trim();
+    t.starts_with("… ") && t.ends_with(" …") && t.contains(" line")
+}
+
+/// How many lines a line stands for: an elision its count, any other line one.
+fn weight(line: &str) -> usize {
+    line.trim_start()
+        .strip_prefix("… ")
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .filter(|_| line.trim_end().ends_with(" …"))
+        .unwrap_or(1)
+}
+
+/// Caps multi-line text at about `max` characters by leaving out whole lines. What stays, in
+/// this order while there is room: the last line (whole when it fits in half the cap, the
+/// exception of a traceback), the innermost frame outside Ray with its source line, the first
+/// line, then the others from the top. Each run of lines left out becomes one elision.
+fn cap_lines(text: &str, max: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let n = lines.len();
+    if n < 2 {
+        return cut_line(text, max);
     }
-    // Keep the end of the last line too: cut the middle.
+    let len = |l: &str| l.chars().count() + 1;
+    let mut shown: Vec<Option<String>> = vec![None; n];
+    let last = lines[n - 1];
+    let last = if len(last) <= max / 2 {
+        last.to_string()
+    } else {
+        cut_line(last, max / 2)
+    };
+    // Room for the elisions, about one for every two lines kept.
+    let mut room = max.saturating_sub(len(&last) + 24);
+    shown[n - 1] = Some(last);
+    let mut order: Vec<usize> = Vec::with_capacity(n);
+    if let Some(f) = (0..n - 1).rev().find(|&i| is_outside_ray(lines[i])) {
+        order.push(f);
+        if f + 1 < n - 1 && !lines[f + 1].trim_start().starts_with("File \"") {
+            order.push(f + 1);
+        }
+    }
+    order.push(0);
+    let first = order.clone();
+    order.extend((1..n - 1).filter(|i| !first.contains(i)));
+    // An elision is never kept for itself: the lines around it decide, and a run of lines
+    // left out is said once, with every count in it added.
+    order.retain(|&i| !is_elision(lines[i]));
+    for i in order {
+        if shown[i].is_some() {
+            continue;
+        }
+        let l = lines[i];
+        if len(l) + 12 <= room {
+            room -= len(l) + 12;
+            shown[i] = Some(l.to_string());
+        } else if i == 0 && room > 40 {
+            // The first line names the record: its head, cut between words.
+            let head = cut_line(l, room - 12);
+            room = room.saturating_sub(len(&head) + 12);
+            shown[i] = Some(head);
+        }
+    }
+    let mut out: Vec<String> = Vec::with_capacity(n);
+    let mut left_out = 0usize;
+    for (line, kept) in lines.iter().zip(shown) {
+        match kept {
+            Some(k) => {
+                if left_out > 0 {
+                    out.push(elision(left_out));
+                    left_out = 0;
+                }
+                out.push(k);
+            }
+            None => left_out += weight(line),
+        }
+    }
+    out.join("\n")
+}
+
+/// One line cut to about `max` characters in its middle, at spaces where there are some
+/// near the cut, so that no word or name is cut through: its start, ` … `, its end.
+fn cut_line(line: &str, max: usize) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    if chars.len() <= max {
+        return line.to_string();
+    }
     let tail = max / 3;
-    let head = max - tail;
+    let mut head = max.saturating_sub(tail + 3);
+    let mut from = chars.len() - tail;
+    // Move each cut to the nearest space within a few characters, inward.
+    const NEAR: usize = 24;
+    if let Some(i) = (head.saturating_sub(NEAR)..head)
+        .rev()
+        .find(|&i| chars[i] == ' ')
+    {
+        head = i;
+    }
+    if let Some(i) = (from..(from + NEAR).min(chars.len())).find(|&i| chars[i] == ' ') {
+        from = i + 1;
+    }
     let mut s: String = chars[..head].iter().collect();
     s.push_str(" … ");
-    s.extend(&chars[chars.len() - tail..]);
+    s.extend(&chars[from..]);
     s
 }
 
@@ -366,9 +476,37 @@ fn around(text: &str, focus: std::ops::Range<usize>, max: usize) -> String {
         i
     };
     let context = max.saturating_sub(head_max + focus.len()) / 2;
+    // Cuts fall on white space near where the room ends, so no name is cut through.
+    let space_after = |i: usize, limit: usize| {
+        text[i..limit]
+            .find([' ', '\n'])
+            .filter(|&n| n <= 24)
+            .map_or(i, |n| i + n + 1)
+    };
+    let space_before = |i: usize, limit: usize| {
+        text[limit..i]
+            .rfind([' ', '\n'])
+            .filter(|&n| i - (limit + n) <= 24)
+            .map_or(i, |n| limit + n)
+    };
     let from = floor(focus.start.saturating_sub(context).max(head_max));
+    let from = if from > head_max {
+        space_after(from, focus.start)
+    } else {
+        from
+    };
     let to = floor((focus.end + context).min(text.len()));
+    let to = if to < text.len() {
+        space_before(to, focus.end)
+    } else {
+        to
+    };
     let head = floor(head_max.min(from));
+    let head = if head < from && head > 0 {
+        space_before(head, 0)
+    } else {
+        head
+    };
     let mut s = String::new();
     s.push_str(&text[..head]);
     if from > head {
@@ -379,6 +517,17 @@ fn around(text: &str, focus: std::ops::Range<usize>, max: usize) -> String {
         s.push_str(" …");
     }
     s
+}
+
+/// A line of carets (and tildes) that Python 3.11 prints under a frame's source.
+fn is_caret_line(line: &str) -> bool {
+    let t = line.trim();
+    !t.is_empty() && t.bytes().all(|b| matches!(b, b'^' | b'~' | b' '))
+}
+
+/// A code frame (below) outside Ray itself: the user's code, or a library it calls.
+fn is_outside_ray(line: &str) -> bool {
+    is_code_frame(line) && !line.contains("-packages/ray/")
 }
 
 /// A Python frame line (`File "/app/model.py", line 42, in load`) of code outside the

@@ -188,3 +188,62 @@ fn corpus_bundles_rank_their_cause_first() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The text report shows every line of every evidence text the JSON has, so the exception a
+/// traceback ends with (the line the reader needs) is never left out of the terminal, and
+/// every elision says how many lines it stands for, in the right number.
+#[test]
+fn the_text_report_shows_every_evidence_line() {
+    let mut failures = Vec::new();
+    let mut tracebacks = 0;
+    for bundle in common::corpus_bundles() {
+        let path = bundle.to_str().unwrap();
+        let json = common::raysift(&["analyze", path, "--format", "json"]);
+        let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        let text = common::raysift(&["analyze", path, "--color", "never"]);
+        let text = String::from_utf8_lossy(&text.stdout);
+        let shown: std::collections::HashSet<&str> = text.lines().map(str::trim).collect();
+        let causes = report["causes"].as_array().cloned().unwrap_or_default();
+        for (i, cause) in causes.iter().enumerate() {
+            let symptoms = cause["symptoms"].as_array().cloned().unwrap_or_default();
+            let evidence = cause["evidence"].as_array().into_iter().flatten().chain(
+                symptoms
+                    .iter()
+                    .flat_map(|s| s["evidence"].as_array().into_iter().flatten()),
+            );
+            for e in evidence {
+                let t = e["text"].as_str().unwrap_or("");
+                if t.contains("Traceback (most recent call last)") {
+                    tracebacks += 1;
+                }
+                for (n, line) in t.lines().enumerate().skip(1) {
+                    let line = line.trim();
+                    if !line.is_empty() && !shown.contains(line) {
+                        failures.push(format!(
+                            "{}: cause {}: evidence line {} not shown: {line:?}",
+                            bundle.display(),
+                            i + 1,
+                            n + 1
+                        ));
+                    }
+                    if line.starts_with("… ") && line.ends_with(" …") {
+                        let words: Vec<&str> = line.split(' ').collect();
+                        let ok = match words.as_slice() {
+                            ["…", "1", "line", "…"] => true,
+                            ["…", n, "lines", "…"] => n.parse::<u64>().is_ok_and(|n| n != 1),
+                            _ => false,
+                        };
+                        if !ok {
+                            failures.push(format!("{}: elision {line:?}", bundle.display()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        tracebacks >= 5,
+        "only {tracebacks} tracebacks in the corpus evidence"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -329,7 +329,7 @@ fn write_evidence(
         // A long place leaves no room: the text starts on the next line.
         writeln!(w, "{indent}{} {}", style.dim(&place), style.dim(ts))?;
         para(w, opts, &cont, &cont, first)?;
-        for more in lines.take(6) {
+        for more in lines {
             para(w, opts, &cont, &cont, more)?;
         }
         return Ok(());
@@ -342,7 +342,7 @@ fn write_evidence(
             writeln!(w, "{cont}{line}")?;
         }
     }
-    for more in lines.take(6) {
+    for more in lines {
         para(w, opts, &cont, &cont, more)?;
     }
     Ok(())
