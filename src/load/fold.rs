@@ -3,11 +3,12 @@
 //! match, so without folding memory and the rules' work grew with the number of repeats.
 //!
 //! Records of one file that are the same once their time and their ids are set aside (UUIDs,
-//! long hex strings) share a key. Of each run of one key the first [`HEAD`] records and the
-//! last [`TAIL`] stay as they are (they are what evidence shows: the rules cite the first
-//! three and the last two occurrences of a signal); the records between are folded into the
-//! first of them, which carries a [`Repeat`]: how many, the last one's line and time, and the
-//! shortest spans of consecutive records (what `count … within` needs).
+//! long hex strings; the mask is `parse::fold_key`'s, the one the rows of events tables fold
+//! by too) share a key. Of each run of one key the first [`HEAD`] records and the last
+//! [`TAIL`] stay as they are (they are what evidence shows: the rules cite the first three and
+//! the last two occurrences of a signal); the records between are folded into the first of
+//! them, which carries a [`Repeat`]: how many, the last one's line and time, and the shortest
+//! spans of consecutive records (what `count … within` needs).
 //!
 //! A record whose key is still rare in the file (seen at most [`RARE`] times) ends every run
 //! open in it, so a fold never spans an event that happened once (a successful PUT between
@@ -24,6 +25,8 @@
 use std::collections::{HashMap, VecDeque};
 
 use crate::event::{Event, Micros, RawTime, Repeat};
+use crate::parse;
+use crate::parse::fold_key::Ids;
 use crate::parse::stamp::{Fx, MAX_IDS};
 
 /// Records of a run kept at its start.
@@ -306,52 +309,20 @@ pub(super) fn fold_key(ev: &Event) -> Option<u64> {
     let mut h = Fx::default();
     h.write_u64(u64::from(zone) | (ev.kind as u64) << 8 | (ev.level as u64) << 24);
     h.write_u64(u64::from(ev.n_lines));
-    masked(ev.component.as_bytes(), &mut h);
-    masked(ev.message.as_bytes(), &mut h);
+    masked(&ev.component, &mut h);
+    masked(&ev.message, &mut h);
     for (k, v) in &ev.fields {
         h.write(k.as_bytes());
-        masked(v.as_bytes(), &mut h);
+        masked(v, &mut h);
     }
     Some(h.finish())
 }
 
-/// Hashes `text` with every UUID and every hex string of 16 digits or more as one marker.
-fn masked(text: &[u8], h: &mut Fx) {
-    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'-';
-    let mut i = 0;
-    while i < text.len() {
-        if !word(text[i]) {
-            let start = i;
-            while i < text.len() && !word(text[i]) {
-                i += 1;
-            }
-            h.write(&text[start..i]);
-            continue;
-        }
-        let start = i;
-        while i < text.len() && word(text[i]) {
-            i += 1;
-        }
-        let token = &text[start..i];
-        if is_id(token) {
-            h.write_u8(0xFF);
-        } else {
-            h.write(token);
-        }
-    }
+/// Hashes `text` with every UUID and every hex string of 16 digits or more as one marker
+/// (see [`fold_key`](crate::parse::fold_key)), then an end marker.
+fn masked(text: &str, h: &mut Fx) {
+    parse::fold_key::masked::<Ids, _>(text, h);
     h.write_u8(0xFE);
-}
-
-/// A UUID (`8-4-4-4-12` hex digits), or 16 or more hex digits with at least one digit.
-fn is_id(token: &[u8]) -> bool {
-    let hex = |s: &[u8]| s.iter().all(u8::is_ascii_hexdigit);
-    if token.len() == 36 {
-        let parts: Vec<&[u8]> = token.split(|&b| b == b'-').collect();
-        if parts.iter().map(|p| p.len()).eq([8, 4, 4, 4, 12]) && parts.iter().all(|p| hex(p)) {
-            return true;
-        }
-    }
-    token.len() >= 16 && hex(token) && token.iter().any(u8::is_ascii_digit)
 }
 
 #[cfg(test)]

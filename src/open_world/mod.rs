@@ -15,13 +15,15 @@
 //! catalogue rule's title and remediation and a lower confidence; the rest become
 //! `object_unhealthy`, `component_exception` and `unrecognised_error`, which rank below every
 //! catalogue cause. Findings come out as ordinary [`Finding`]s over synthetic [`Rule`]s that
-//! follow the library's, so ranking and rendering treat them like any other.
+//! follow the library's (made in `synthetic`), so ranking and rendering treat them like any
+//! other.
 //!
 //! Invariant: nothing here fires on known healthy noise (the baseline), on an event a rule
 //! already used, or on objects outside the Ray workload.
 
 pub mod exceptions;
 pub mod objects;
+mod synthetic;
 pub mod templates;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -29,9 +31,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::event::{format_rfc3339, Event, Level, SourceKind};
-use crate::rules::engine::{EvidenceRef, Finding};
-use crate::rules::{Rule, RuleCode, Severity, Signal, SourceFilter};
+use crate::rules::engine::Finding;
+use crate::rules::{Rule, Severity};
 
+use synthetic::Builder;
+pub use synthetic::{generic_rule, generic_rules};
 pub use templates::Baseline;
 
 pub const OBJECT_UNHEALTHY: &str = "object_unhealthy";
@@ -74,40 +78,50 @@ const TOP_TEMPLATES: usize = 3;
 
 /// Runs the layer. `library` are the rules the engine ran (their `findings` index into
 /// them); the synthetic rules returned are numbered from `library.len()`.
+///
+/// The steps, in order: what the rules used, the failing objects, the component failures,
+/// the unclaimed error templates; then the workload's own final word.
 pub fn analyze(
     events: &[Event],
     library: &[Rule],
     findings: &[Finding],
     baseline: &Baseline,
 ) -> OpenWorld {
-    let claimed: BTreeSet<usize> = findings
-        .iter()
-        .flat_map(|f| f.evidence.iter().map(|e| e.event))
-        .collect();
-    let fired: BTreeSet<&str> = findings
-        .iter()
-        .filter_map(|f| library.get(f.rule))
-        .map(|r| r.id.as_str())
-        .collect();
-    // A catalogue cause that fired tells the story better than a single line could: then
-    // the layer adds only what no id names.
-    let decided = findings
-        .iter()
-        .filter_map(|f| library.get(f.rule))
-        .any(|r| r.severity > Severity::Info);
+    let claimed = claimed_events(findings);
+    let mut out = Builder::new(library, findings);
     // The workload's own final word: when every Ray object the bundle shows reports itself
     // healthy (a job that succeeded, a cluster ready, a service ready), the failures below it
     // were passing (a submitter retried, a pod replaced) and nothing is reported.
     let healthy_workload = objects::workload_healthy(events);
-    let mut out = Builder {
-        library,
-        fired,
-        decided,
-        rules: Vec::new(),
-        by_id: BTreeMap::new(),
-    };
 
-    // Objects.
+    report_objects(&mut out, events, &claimed);
+    let (failures, used) = component_failures(events, baseline, &claimed);
+    report_failures(&mut out, events, failures);
+    let unrecognised = unrecognised_templates(events, baseline, &claimed, &used);
+    report_unrecognised(&mut out, &unrecognised);
+
+    let (rules, mut findings) = out.finish();
+    if healthy_workload {
+        findings.clear();
+    }
+    OpenWorld {
+        rules,
+        findings,
+        unrecognised: unrecognised.into_iter().map(|(u, _)| u).collect(),
+    }
+}
+
+/// The events the rules used as evidence: the layer looks only at the others.
+fn claimed_events(findings: &[Finding]) -> BTreeSet<usize> {
+    findings
+        .iter()
+        .flat_map(|f| f.evidence.iter().map(|e| e.event))
+        .collect()
+}
+
+/// Objects that report themselves failing and that no rule used: each under the catalogue id
+/// its state decides, when it can take a finding; the rest together as `object_unhealthy`.
+fn report_objects(out: &mut Builder, events: &[Event], claimed: &BTreeSet<usize>) {
     let mut generic_objects: Vec<objects::Problem> = Vec::new();
     for p in objects::problems(events) {
         if p.evidence.iter().all(|i| claimed.contains(i)) {
@@ -125,54 +139,77 @@ pub fn analyze(
             _ => generic_objects.push(p),
         }
     }
-    if !generic_objects.is_empty() {
-        let hard = generic_objects.iter().any(|p| p.hard);
-        let mut listed: Vec<String> = generic_objects
-            .iter()
-            .map(|p| format!("{}: {}", shown_object(&p.object), p.state))
-            .collect();
-        listed.dedup();
-        let shown = listed
-            .iter()
-            .take(4)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("; ");
-        let more = listed.len().saturating_sub(4);
-        let summary =
-            format!(
-            "{} object{} of the Ray workload report{} failing and no rule explains why: {shown}{}",
-            listed.len(),
-            if listed.len() == 1 { "" } else { "s" },
-            if listed.len() == 1 { "s itself" } else { " themselves" },
-            if more > 0 {
-                format!("; and {more} more")
-            } else {
-                String::new()
-            }
-        );
-        let evidence: Vec<(usize, usize)> = generic_objects
-            .iter()
-            .flat_map(|p| {
-                let sig = usize::from(!p.hard);
-                p.evidence.iter().map(move |&e| (e, sig))
-            })
-            .collect();
-        out.add_generic(
-            OBJECT_UNHEALTHY,
-            if hard {
-                Severity::Error
-            } else {
-                Severity::Warning
-            },
-            if hard { 0.45 } else { 0.35 },
-            evidence,
-            summary,
-        );
-    }
+    report_generic_objects(out, &generic_objects);
+}
 
-    // Component failures: a record that holds a whole failure, or a traceback told one line
-    // a record (`kubectl logs --timestamps`, raw stderr), put back together.
+/// The failing objects no catalogue id takes, as one `object_unhealthy` finding (none when
+/// there are none): an error when one is a hard failure, else a warning.
+fn report_generic_objects(out: &mut Builder, generic_objects: &[objects::Problem]) {
+    if generic_objects.is_empty() {
+        return;
+    }
+    let hard = generic_objects.iter().any(|p| p.hard);
+    let mut listed: Vec<String> = generic_objects
+        .iter()
+        .map(|p| format!("{}: {}", shown_object(&p.object), p.state))
+        .collect();
+    listed.dedup();
+    let shown = listed
+        .iter()
+        .take(4)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("; ");
+    let more = listed.len().saturating_sub(4);
+    let summary = format!(
+        "{} object{} of the Ray workload report{} failing and no rule explains why: {shown}{}",
+        listed.len(),
+        if listed.len() == 1 { "" } else { "s" },
+        if listed.len() == 1 {
+            "s itself"
+        } else {
+            " themselves"
+        },
+        if more > 0 {
+            format!("; and {more} more")
+        } else {
+            String::new()
+        }
+    );
+    let evidence: Vec<(usize, usize)> = generic_objects
+        .iter()
+        .flat_map(|p| {
+            let sig = usize::from(!p.hard);
+            p.evidence.iter().map(move |&e| (e, sig))
+        })
+        .collect();
+    out.add_generic(
+        OBJECT_UNHEALTHY,
+        if hard {
+            Severity::Error
+        } else {
+            Severity::Warning
+        },
+        if hard { 0.45 } else { 0.35 },
+        evidence,
+        summary,
+    );
+}
+
+/// Component failures by (component, masked headline), each with the first record of every
+/// occurrence.
+type Failures = BTreeMap<(String, String), (exceptions::Failure, Vec<usize>)>;
+
+/// Component failures: a record that holds a whole failure, or a traceback told one line a
+/// record (`kubectl logs --timestamps`, raw stderr), put back together. Failures the baseline
+/// knows, caught ones and requested stops are left out; a group of which a rule used one
+/// record is dropped whole. Also returns every record a kept failure holds (`used`): the
+/// error templates do not count them again.
+fn component_failures(
+    events: &[Event],
+    baseline: &Baseline,
+    claimed: &BTreeSet<usize>,
+) -> (Failures, BTreeSet<usize>) {
     let mut used: BTreeSet<usize> = BTreeSet::new();
     let mut failures: BTreeMap<(String, String), (exceptions::Failure, Vec<usize>, bool)> =
         BTreeMap::new();
@@ -197,11 +234,17 @@ pub fn analyze(
         entry.1.push(idxs[0]);
         entry.2 |= is_claimed;
     }
-    let failures: BTreeMap<(String, String), (exceptions::Failure, Vec<usize>)> = failures
+    let failures: Failures = failures
         .into_iter()
         .filter(|(_, (_, _, claimed))| !claimed)
         .map(|(k, (f, idxs, _))| (k, (f, idxs)))
         .collect();
+    (failures, used)
+}
+
+/// Each component failure under the catalogue id it decides, when it can take a finding;
+/// the rest as one `component_exception` finding.
+fn report_failures(out: &mut Builder, events: &[Event], failures: Failures) {
     let mut generic_failures: Vec<(String, exceptions::Failure, Vec<usize>)> = Vec::new();
     for ((component, _), (f, idxs)) in failures {
         let first = &events[idxs[0]];
@@ -224,47 +267,89 @@ pub fn analyze(
             _ => generic_failures.push((component, f, idxs)),
         }
     }
-    if !generic_failures.is_empty() {
-        let listed: Vec<String> = generic_failures
-            .iter()
-            .take(3)
-            .map(|(c, f, idxs)| {
-                format!(
-                    "{c} raised {}{}",
-                    f.headline(),
-                    times(records(events, idxs))
-                )
-            })
-            .collect();
-        let more = generic_failures.len().saturating_sub(3);
-        let summary = format!(
-            "{}{}; no rule explains it",
-            listed.join("; "),
-            if more > 0 {
-                format!(
-                    "; and {more} other failure{}",
-                    if more == 1 { "" } else { "s" }
-                )
-            } else {
-                String::new()
-            }
-        );
-        let evidence: Vec<(usize, usize)> = generic_failures
-            .iter()
-            .flat_map(|(_, _, idxs)| ends(idxs))
-            .map(|e| (e, 0))
-            .collect();
-        out.add_generic(
-            COMPONENT_EXCEPTION,
-            Severity::Error,
-            0.45,
-            evidence,
-            summary,
-        );
-    }
+    report_generic_failures(out, events, &generic_failures);
+}
 
-    // Unclaimed error records, by template.
-    // Records a rule used take their whole template with them: the rule explains the lot.
+/// The failures no catalogue id takes, as one `component_exception` finding (none when there
+/// are none): the first three told, the others counted.
+fn report_generic_failures(
+    out: &mut Builder,
+    events: &[Event],
+    generic_failures: &[(String, exceptions::Failure, Vec<usize>)],
+) {
+    if generic_failures.is_empty() {
+        return;
+    }
+    let listed: Vec<String> = generic_failures
+        .iter()
+        .take(3)
+        .map(|(c, f, idxs)| {
+            format!(
+                "{c} raised {}{}",
+                f.headline(),
+                times(records(events, idxs))
+            )
+        })
+        .collect();
+    let more = generic_failures.len().saturating_sub(3);
+    let summary = format!(
+        "{}{}; no rule explains it",
+        listed.join("; "),
+        if more > 0 {
+            format!(
+                "; and {more} other failure{}",
+                if more == 1 { "" } else { "s" }
+            )
+        } else {
+            String::new()
+        }
+    );
+    let evidence: Vec<(usize, usize)> = generic_failures
+        .iter()
+        .flat_map(|(_, _, idxs)| ends(idxs))
+        .map(|e| (e, 0))
+        .collect();
+    out.add_generic(
+        COMPONENT_EXCEPTION,
+        Severity::Error,
+        0.45,
+        evidence,
+        summary,
+    );
+}
+
+/// Every template of unclaimed error records, with its events, scored and sorted: highest
+/// score first, then most records, then by template.
+fn unrecognised_templates(
+    events: &[Event],
+    baseline: &Baseline,
+    claimed: &BTreeSet<usize>,
+    used: &BTreeSet<usize>,
+) -> Vec<(Unrecognised, Vec<usize>)> {
+    let mut unrecognised = mine_unclaimed(events, baseline, claimed, used);
+    let changes = state_changes(events, claimed);
+    for (u, idxs) in &mut unrecognised {
+        u.score = score(events, idxs, &changes);
+    }
+    unrecognised.sort_by(|a, b| {
+        b.0.score
+            .total_cmp(&a.0.score)
+            .then(b.0.count.cmp(&a.0.count))
+            .then(a.0.template.cmp(&b.0.template))
+    });
+    unrecognised
+}
+
+/// Unclaimed error records of logs, by template, not yet scored. Records a failure holds
+/// (`used`) are left out; a template of which a rule used one record is dropped whole (the
+/// rule explains the lot). A template is known noise when the baseline knows it, or knows
+/// each of its records.
+fn mine_unclaimed(
+    events: &[Event],
+    baseline: &Baseline,
+    claimed: &BTreeSet<usize>,
+    used: &BTreeSet<usize>,
+) -> Vec<(Unrecognised, Vec<usize>)> {
     let records: Vec<(usize, String)> = events
         .iter()
         .enumerate()
@@ -272,7 +357,7 @@ pub fn analyze(
         .map(|(idx, ev)| (idx, template_line(ev)))
         .collect();
     let mined = templates::mine(records.iter().map(|(i, l)| (*i, l.as_str())));
-    let mut unrecognised: Vec<(Unrecognised, Vec<usize>)> = mined
+    mined
         .into_iter()
         .filter(|t| !t.events.iter().any(|i| claimed.contains(i)))
         .map(|t| {
@@ -303,8 +388,11 @@ pub fn analyze(
                 t.events,
             )
         })
-        .collect();
-    // State changes: Warning events and what the rules used as evidence, by time.
+        .collect()
+}
+
+/// State changes, sorted by time: Warning events and what the rules used as evidence.
+fn state_changes(events: &[Event], claimed: &BTreeSet<usize>) -> Vec<i64> {
     let mut changes: Vec<i64> = events
         .iter()
         .enumerate()
@@ -314,60 +402,48 @@ pub fn analyze(
         .filter_map(|(_, e)| e.ts.map(|t| t.micros))
         .collect();
     changes.sort_unstable();
-    for (u, idxs) in &mut unrecognised {
-        u.score = score(events, idxs, &changes);
-    }
-    unrecognised.sort_by(|a, b| {
-        b.0.score
-            .total_cmp(&a.0.score)
-            .then(b.0.count.cmp(&a.0.count))
-            .then(a.0.template.cmp(&b.0.template))
-    });
+    changes
+}
+
+/// The top templates the baseline does not know, as one `unrecognised_error` finding (none
+/// when every template is known noise).
+fn report_unrecognised(out: &mut Builder, unrecognised: &[(Unrecognised, Vec<usize>)]) {
     let reported: Vec<&(Unrecognised, Vec<usize>)> = unrecognised
         .iter()
         .filter(|(u, _)| !u.known_noise)
         .take(TOP_TEMPLATES)
         .collect();
-    if !reported.is_empty() {
-        let total: usize = unrecognised
-            .iter()
-            .filter(|(u, _)| !u.known_noise)
-            .map(|(u, _)| u.count)
-            .sum();
-        let kinds = unrecognised.iter().filter(|(u, _)| !u.known_noise).count();
-        let listed: Vec<String> = reported
-            .iter()
-            .map(|(u, _)| format!("\u{201c}{}\u{201d}{}", u.template, times(u.count)))
-            .collect();
-        let summary = format!(
-            "{total} error record{} that no rule explains and that healthy bundles do not show, in {kinds} template{}: {}",
-            if total == 1 { "" } else { "s" },
-            if kinds == 1 { "" } else { "s" },
-            listed.join("; ")
-        );
-        let evidence: Vec<(usize, usize)> = reported
-            .iter()
-            .flat_map(|(_, idxs)| ends(idxs))
-            .map(|e| (e, 0))
-            .collect();
-        out.add_generic(
-            UNRECOGNISED_ERROR,
-            Severity::Warning,
-            0.3,
-            evidence,
-            summary,
-        );
+    if reported.is_empty() {
+        return;
     }
-
-    let (rules, mut findings) = out.finish();
-    if healthy_workload {
-        findings.clear();
-    }
-    OpenWorld {
-        rules,
-        findings,
-        unrecognised: unrecognised.into_iter().map(|(u, _)| u).collect(),
-    }
+    let total: usize = unrecognised
+        .iter()
+        .filter(|(u, _)| !u.known_noise)
+        .map(|(u, _)| u.count)
+        .sum();
+    let kinds = unrecognised.iter().filter(|(u, _)| !u.known_noise).count();
+    let listed: Vec<String> = reported
+        .iter()
+        .map(|(u, _)| format!("\u{201c}{}\u{201d}{}", u.template, times(u.count)))
+        .collect();
+    let summary = format!(
+        "{total} error record{} that no rule explains and that healthy bundles do not show, in {kinds} template{}: {}",
+        if total == 1 { "" } else { "s" },
+        if kinds == 1 { "" } else { "s" },
+        listed.join("; ")
+    );
+    let evidence: Vec<(usize, usize)> = reported
+        .iter()
+        .flat_map(|(_, idxs)| ends(idxs))
+        .map(|e| (e, 0))
+        .collect();
+    out.add_generic(
+        UNRECOGNISED_ERROR,
+        Severity::Warning,
+        0.3,
+        evidence,
+        summary,
+    );
 }
 
 /// An object's name for a summary; a fragment without metadata has none.
@@ -583,284 +659,6 @@ fn exception_catalogue_id(f: &exceptions::Failure, kind: SourceKind) -> Option<&
         _ => None,
     }
 }
-
-/// One id's finding as it is collected: (index into `rules`, evidence as (event, signal),
-/// confidence, summaries).
-type Entry = (usize, Vec<(usize, usize)>, f64, Vec<String>);
-
-/// What a generic rule says of itself: code, title, signals (name, meaning), remediation, doc.
-type GenericDoc = (
-    &'static str,
-    &'static str,
-    &'static [(&'static str, &'static str)],
-    &'static [&'static str],
-    &'static str,
-);
-
-/// Collects findings, one per id, and the synthetic rules they point at.
-struct Builder<'a> {
-    library: &'a [Rule],
-    fired: BTreeSet<&'a str>,
-    decided: bool,
-    rules: Vec<Rule>,
-    by_id: BTreeMap<&'static str, Entry>,
-}
-
-impl Builder<'_> {
-    /// Whether a catalogue id can take a finding here: the library knows it and no catalogue
-    /// rule fired already (a rule's account is better than one line's).
-    fn can_map(&self, id: &str) -> bool {
-        !self.decided && !self.fired.contains(id) && self.library.iter().any(|r| r.id == id)
-    }
-
-    fn add_mapped(
-        &mut self,
-        id: &'static str,
-        code: &'static str,
-        evidence: &[usize],
-        summary: String,
-        meaning: &str,
-    ) {
-        if let Some(entry) = self.by_id.get_mut(id) {
-            entry.1.extend(evidence.iter().map(|&e| (e, 0)));
-            entry.3.push(summary);
-            return;
-        }
-        // The library's strongest rule of the id lends its title, remediation and doc.
-        let Some(base) = self
-            .library
-            .iter()
-            .filter(|r| r.id == id && r.severity > Severity::Info)
-            .max_by(|a, b| a.severity.cmp(&b.severity).then(b.code.cmp(&a.code)))
-        else {
-            return;
-        };
-        let mut rule = synthetic(code, id, &base.title, base.severity, &[("state", meaning)]);
-        rule.remediation = base.remediation.clone();
-        rule.references = base.references.clone();
-        rule.explains = base.explains.clone();
-        rule.doc = base.doc.clone();
-        let confidence = (base.confidence - 0.25).clamp(0.3, 0.55);
-        self.rules.push(rule);
-        self.by_id.insert(
-            id,
-            (
-                self.rules.len() - 1,
-                evidence.iter().map(|&e| (e, 0)).collect(),
-                confidence,
-                vec![summary],
-            ),
-        );
-    }
-
-    fn add_generic(
-        &mut self,
-        id: &'static str,
-        mut severity: Severity,
-        confidence: f64,
-        evidence: Vec<(usize, usize)>,
-        summary: String,
-    ) {
-        // Beside a catalogue cause, what no rule names is context, not a second verdict.
-        if self.decided {
-            severity = severity.min(Severity::Warning);
-        }
-        let rule = generic_rule(id, severity);
-        self.rules.push(rule);
-        self.by_id.insert(
-            id,
-            (self.rules.len() - 1, evidence, confidence, vec![summary]),
-        );
-    }
-
-    fn finish(self) -> (Vec<Rule>, Vec<Finding>) {
-        let base = self.library.len();
-        let mut findings = Vec::new();
-        for (_, (rule, mut evidence, confidence, summaries)) in self.by_id {
-            evidence.sort_unstable();
-            evidence.dedup_by(|a, b| a.0 == b.0);
-            let summary = match summaries.len() {
-                1 => summaries.into_iter().next().unwrap_or_default(),
-                n => format!("{}; and {} more like it", summaries[0], n - 1),
-            };
-            findings.push(Finding {
-                rule: base + rule,
-                evidence: evidence
-                    .into_iter()
-                    .map(|(event, signal)| EvidenceRef {
-                        event,
-                        signal,
-                        field: None,
-                    })
-                    .collect(),
-                confidence,
-                summary,
-            });
-        }
-        (self.rules, findings)
-    }
-}
-
-fn signal(name: &str, description: &str) -> Signal {
-    Signal {
-        name: name.to_string(),
-        sources: SourceFilter::Any,
-        min_level: None,
-        text: Vec::new(),
-        not_text: Vec::new(),
-        fields: Vec::new(),
-        literals: Vec::new(),
-        key: None,
-        description: description.to_string(),
-    }
-}
-
-fn synthetic(
-    code: &'static str,
-    id: &str,
-    title: &str,
-    severity: Severity,
-    signals: &[(&str, &str)],
-) -> Rule {
-    Rule {
-        code: RuleCode::builtin(code),
-        id: id.to_string(),
-        name: "open-world".to_string(),
-        severity,
-        confidence: 0.4,
-        title: title.to_string(),
-        summary: String::new(),
-        doc: String::new(),
-        explains: Vec::new(),
-        remediation: Vec::new(),
-        references: Vec::new(),
-        signals: signals.iter().map(|(n, d)| signal(n, d)).collect(),
-        when: Vec::new(),
-        boosts: Vec::new(),
-        samples: Vec::new(),
-        origin: "built-in open-world layer".to_string(),
-    }
-}
-
-/// The three generic rules as `raysift rules` lists them (at their usual severities).
-pub fn generic_rules() -> Vec<Rule> {
-    vec![
-        generic_rule(OBJECT_UNHEALTHY, Severity::Error),
-        generic_rule(COMPONENT_EXCEPTION, Severity::Error),
-        generic_rule(UNRECOGNISED_ERROR, Severity::Warning),
-    ]
-}
-
-/// One generic rule, with its documentation.
-pub fn generic_rule(id: &str, severity: Severity) -> Rule {
-    let (code, title, signals, remediation, doc): GenericDoc =
-        match id {
-            OBJECT_UNHEALTHY => (
-                "OWD001",
-                "A Kubernetes object of the Ray workload reports itself failing",
-                &[
-                    ("state", "the object's own state: what Kubernetes or KubeRay says is wrong"),
-                    ("warning", "a Warning event on the object that nothing later resolved"),
-                ],
-                &[
-                    "Read the object's own account: `kubectl describe` it and read its Events; for a pod, `kubectl logs --previous` of the container that failed.",
-                    "The reason word (CreateContainerConfigError, FailedMount, DEPLOY_FAILED, …) is Kubernetes' or KubeRay's own: search it in their documentation together with the message.",
-                    "If the object is a Ray pod, the RayCluster or RayService above it waits for it: fix the pod first.",
-                ],
-                OBJECT_DOC,
-            ),
-            COMPONENT_EXCEPTION => (
-                "OWD002",
-                "A Ray or KubeRay component raised an exception, panicked or aborted",
-                &[("failure", "the component's failure: its final exception and where it was raised")],
-                &[
-                    "Read the whole record in the file named by the evidence: the last line is the exception, the innermost frame outside Ray is where it was raised.",
-                    "When the exception comes from your code or a dependency, reproduce it outside the cluster (`serve run`, or the job's entrypoint with `ray start --head` locally).",
-                    "When it comes from Ray or KubeRay itself (a panic, a `Check failed`), note the versions and search the project's issue tracker for the message.",
-                ],
-                EXCEPTION_DOC,
-            ),
-            _ => (
-                "OWD003",
-                "Error records that no rule explains and healthy bundles do not show",
-                &[("template", "an error record of a template that no rule explains and that healthy bundles do not show")],
-                &[
-                    "Read the records around the first one of each template: what happened just before is usually the cause.",
-                    "If a template is harmless in your clusters, say so to the raysift maintainers: it belongs in the baseline of healthy noise.",
-                ],
-                UNRECOGNISED_DOC,
-            ),
-        };
-    let mut rule = synthetic(code, id, title, severity, signals);
-    rule.remediation = remediation.iter().map(|s| s.to_string()).collect();
-    rule.doc = doc.to_string();
-    rule.references = vec![
-        "https://docs.ray.io/en/latest/cluster/kubernetes/troubleshooting/troubleshooting.html"
-            .to_string(),
-    ];
-    rule
-}
-
-const OBJECT_DOC: &str = "## What it detects
-A Kubernetes object of the Ray workload (a Ray pod, a RayCluster, RayService or RayJob, or an
-object in their namespace) whose own status says it is failing, when no catalogue rule explains
-it: a container waiting or terminated with a reason, a Failed phase, a RayCluster in state
-`failed`, a condition `False` for a failing reason, a RayJob that failed, Serve applications
-`DEPLOY_FAILED` or `UNHEALTHY`, a `kubectl get` STATUS that is not a healthy one, or Warning
-events that nothing later resolved.
-
-## Why it matters
-Kubernetes and KubeRay state their own failures; when raysift has no rule for one, their words
-are still the best lead.
-
-## Evidence shown
-The facts and events that say so, in the object's own words.
-
-## Remediation
-Read the object's own account (describe, events, previous logs) and fix what it names.
-
-## References
-The KubeRay troubleshooting guide.
-";
-
-const EXCEPTION_DOC: &str = "## What it detects
-A Python traceback, a Go panic or a C++ fatal record (`Check failed`, a fatal signal) in the log
-of any Ray or KubeRay component that no catalogue rule explains. The summary names the
-component, the final exception and its message (or says that the traceback is cut off before
-it), and the innermost frame that is not Ray's own.
-
-## Why it matters
-An exception in a component is where its failure is told first; the frame outside Ray is where
-the user's code or a dependency failed.
-
-## Evidence shown
-The failure records, first and last of each kind.
-
-## Remediation
-Read the whole record, reproduce it outside the cluster when it comes from the application, and
-report it with the versions when it comes from Ray or KubeRay.
-
-## References
-The KubeRay troubleshooting guide.
-";
-
-const UNRECOGNISED_DOC: &str = "## What it detects
-ERROR records that no rule claimed, grouped into templates (ids, addresses, numbers, quoted
-names and times masked), less the templates of a baseline built from healthy bundles. The
-templates with the most records are shown, with their counts and first and last times.
-
-## Why it matters
-A failure outside the catalogue still leaves error records; the rare ones are the lead.
-
-## Evidence shown
-The first and last records of the top templates.
-
-## Remediation
-Read what happened just before the first record of each template.
-
-## References
-The KubeRay troubleshooting guide.
-";
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

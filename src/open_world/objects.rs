@@ -94,264 +94,22 @@ fn is_fact_kind(kind: SourceKind) -> bool {
 }
 
 /// Every failing object in the timeline, in order of their first evidence.
+///
+/// The steps, in order: one pass over the facts (container states, `kubectl get` STATUS,
+/// which objects run), then the status fields and conditions gathered per object, the state
+/// messages put beside their states, the Warning events nothing resolved; then only what
+/// concerns the Ray workload and was not replaced stays, sorted by first evidence.
 pub fn problems(events: &[Event]) -> Vec<Problem> {
-    let mut found: Vec<Problem> = Vec::new();
-    let mut healthy: BTreeSet<String> = BTreeSet::new();
-    // Conditions: (object, prefix `status.conditions[i]`) → (field → (value, event)).
-    let mut conditions: BTreeMap<(String, String), BTreeMap<String, (String, usize)>> =
-        BTreeMap::new();
-    // Job and CR status fields, per object.
-    let mut status: BTreeMap<String, BTreeMap<String, (String, usize)>> = BTreeMap::new();
-    // Container state messages, by (object, the path they sit under).
-    let mut messages: BTreeMap<(String, String), usize> = BTreeMap::new();
+    let mut scan = Scan::default();
     for (idx, ev) in events.iter().enumerate() {
-        if !is_fact_kind(ev.kind) {
-            continue;
-        }
-        // A fragment pasted without its metadata has facts but no object.
-        let Some(path) = ev.field("path") else {
-            continue;
-        };
-        let object = ev.field("object").unwrap_or("");
-        let value = ev.field("value").unwrap_or("").trim();
-        let leaf = path.rsplit('.').next().unwrap_or(path);
-        if leaf == "message" && path.contains("state") {
-            messages.insert((object.to_string(), parent(path).to_string()), idx);
-        }
-        if let Some((prefix, field)) = condition_field(path) {
-            conditions
-                .entry((object.to_string(), prefix.to_string()))
-                .or_default()
-                .insert(field.to_string(), (value.to_string(), idx));
-            continue;
-        }
-        if path.starts_with("status.") || path == "status" {
-            status
-                .entry(object.to_string())
-                .or_default()
-                .insert(path.to_string(), (value.to_string(), idx));
-        }
-        // Containers: `…state.waiting.reason`, `…laststate.terminated.reason`, describe's
-        // `containers.<name>.state.reason`.
-        if leaf == "reason" && path.contains("state") && !value.is_empty() {
-            let container = container_of(path);
-            let last = path.contains("laststate") || path.contains("lastterminationstate");
-            if value == "Completed" || STARTING.contains(&value) {
-                continue;
-            }
-            // A past exit with a plain error is weak on its own (a worker restarted when the
-            // head did); a past OOM kill is not.
-            let hard = !last || value == "OOMKilled";
-            let when = if last { "last terminated" } else { "is" };
-            found.push(Problem {
-                object: object.to_string(),
-                state: format!("container {container} {when} {value}"),
-                reason: value.to_string(),
-                hard,
-                evidence: vec![idx],
-            });
-            continue;
-        }
-        if leaf == "running"
-            || path.ends_with("state.running.startedat")
-            || (path == "status" || path.ends_with(".state")) && value == "Running"
-        {
-            healthy.insert(object.to_string());
-        }
-        if path == "get.status" {
-            let ready_short = ev.field("ready").is_some_and(not_all_ready);
-            if HEALTHY_STATUS.contains(&value) && !(value == "Running" && ready_short) {
-                healthy.insert(object.to_string());
-                continue;
-            }
-            if value.is_empty() || value.starts_with("Init:") && value[5..].contains('/') {
-                continue;
-            }
-            let (state, hard) = if value == "Running" {
-                (
-                    format!(
-                        "Running but not ready ({})",
-                        ev.field("ready").unwrap_or("")
-                    ),
-                    false,
-                )
-            } else {
-                (format!("STATUS {value}"), value != "Pending")
-            };
-            found.push(Problem {
-                object: object.to_string(),
-                state,
-                reason: value.trim_start_matches("Init:").to_string(),
-                hard,
-                evidence: vec![idx],
-            });
-        }
+        scan.fact(idx, ev);
     }
-
-    for (object, fields) in &status {
-        let get = |p: &str| fields.get(p);
-        // Pod phase and reason (`status.phase`, describe's `status` and `reason`).
-        if let Some((v, i)) = get("status.phase") {
-            if v == "Running" || v == "Succeeded" {
-                healthy.insert(object.clone());
-            }
-            if v == "Failed" {
-                let reason = get("status.reason").map_or("Failed", |(r, _)| r.as_str());
-                let mut evidence = vec![*i];
-                evidence.extend(get("status.reason").map(|(_, i)| *i));
-                evidence.extend(get("status.message").map(|(_, i)| *i));
-                found.push(Problem {
-                    object: object.clone(),
-                    state: format!("phase Failed ({reason})"),
-                    reason: reason.to_string(),
-                    hard: true,
-                    evidence,
-                });
-            }
-        }
-        // RayCluster `status.state: failed` with `status.reason`.
-        if let Some((v, i)) = get("status.state") {
-            if v.eq_ignore_ascii_case("failed") {
-                let mut evidence = vec![*i];
-                let reason = get("status.reason").map(|(r, j)| {
-                    evidence.push(*j);
-                    r.clone()
-                });
-                found.push(Problem {
-                    object: object.clone(),
-                    state: format!(
-                        "state failed{}",
-                        reason
-                            .as_deref()
-                            .map_or(String::new(), |r| format!(": {r}"))
-                    ),
-                    reason: "Failed".to_string(),
-                    hard: true,
-                    evidence,
-                });
-            } else if v.eq_ignore_ascii_case("ready") {
-                healthy.insert(object.clone());
-            }
-        }
-        // RayJob `jobStatus: FAILED` / `jobDeploymentStatus: Failed`, with `message`.
-        for key in ["status.jobstatus", "status.jobdeploymentstatus"] {
-            if let Some((v, i)) = get(key) {
-                if v.eq_ignore_ascii_case("failed") {
-                    let mut evidence = vec![*i];
-                    let message = get("status.message").map(|(m, j)| {
-                        evidence.push(*j);
-                        m.clone()
-                    });
-                    let reason = get("status.reason").map(|(r, j)| {
-                        evidence.push(*j);
-                        r.clone()
-                    });
-                    found.push(Problem {
-                        object: object.clone(),
-                        state: format!(
-                            "{} {v}{}",
-                            if key.ends_with("jobstatus") {
-                                "jobStatus"
-                            } else {
-                                "jobDeploymentStatus"
-                            },
-                            message
-                                .or(reason.clone())
-                                .map_or(String::new(), |m| format!(": {m}"))
-                        ),
-                        reason: reason.unwrap_or_else(|| "JobFailed".to_string()),
-                        hard: true,
-                        evidence,
-                    });
-                    break;
-                }
-            }
-        }
-        // Serve applications and deployments that the RayService reports failing.
-        for (path, (v, i)) in fields {
-            if path.ends_with(".status")
-                && (path.contains("applicationstatuses") || path.contains("deploymentstatuses"))
-                && matches!(v.as_str(), "DEPLOY_FAILED" | "UNHEALTHY")
-            {
-                let base = &path[..path.len() - ".status".len()];
-                let mut evidence = vec![*i];
-                let message = fields.get(&format!("{base}.message")).map(|(m, j)| {
-                    evidence.push(*j);
-                    m.clone()
-                });
-                let name = base.rsplit('.').next().unwrap_or(base);
-                found.push(Problem {
-                    object: object.clone(),
-                    state: format!(
-                        "{name} {v}{}",
-                        message.map_or(String::new(), |m| format!(": {}", first_line(&m)))
-                    ),
-                    reason: v.clone(),
-                    hard: true,
-                    evidence,
-                });
-            }
-        }
-    }
-
-    for ((object, _), fields) in &conditions {
-        let get = |k: &str| fields.get(k);
-        let (Some((status, si)), Some((ctype, ti))) = (get("status"), get("type")) else {
-            continue;
-        };
-        let reason = get("reason").map(|(r, _)| r.as_str()).unwrap_or("");
-        let ready_type = ctype.ends_with("Ready") || ctype == "Ready";
-        if status == "True" && ready_type {
-            healthy.insert(object.clone());
-        }
-        let failing_reason = {
-            let r = reason.to_ascii_lowercase();
-            [
-                "fail",
-                "error",
-                "timeout",
-                "invalid",
-                "backoff",
-                "unhealthy",
-                "exceed",
-                "forbidden",
-            ]
-            .iter()
-            .any(|w| r.contains(w))
-        };
-        if status != "False" || !failing_reason {
-            continue;
-        }
-        let mut evidence = vec![*si, *ti];
-        evidence.extend(get("reason").map(|(_, i)| *i));
-        let message = get("message").map(|(m, i)| {
-            evidence.push(*i);
-            m.clone()
-        });
-        found.push(Problem {
-            object: object.clone(),
-            state: format!(
-                "condition {ctype}=False, reason {reason}{}",
-                message.map_or(String::new(), |m| format!(": {}", first_line(&m)))
-            ),
-            reason: reason.to_string(),
-            hard: true,
-            evidence,
-        });
-    }
-
-    // A container state's message tells why (`toomanyrequests: …`, `exec format error`).
-    for p in &mut found {
-        let Some(&first) = p.evidence.first() else {
-            continue;
-        };
-        let Some(path) = events[first].field("path") else {
-            continue;
-        };
-        if let Some(&m) = messages.get(&(p.object.clone(), parent(path).to_string())) {
-            p.evidence.push(m);
-        }
-    }
+    scan.status_problems();
+    scan.condition_problems();
+    scan.attach_state_messages(events);
+    let Scan {
+        mut found, healthy, ..
+    } = scan;
     found.extend(warning_events(events, &healthy));
     let namespaces = ray_namespaces(events);
     found.retain(|p| relevant(&p.object, &namespaces) && !replaced(&p.object, &healthy));
@@ -363,11 +121,369 @@ pub fn problems(events: &[Event]) -> Vec<Problem> {
     found
 }
 
+/// Fields of one object or condition: path (or field) → (value, event).
+type Fields = BTreeMap<String, (String, usize)>;
+
+/// What [`problems`] gathers from the facts, in one pass and then per object.
+#[derive(Default)]
+struct Scan {
+    /// Problems found so far, in the order found.
+    found: Vec<Problem>,
+    /// Objects that show themselves running, ready or succeeded.
+    healthy: BTreeSet<String>,
+    /// Conditions: (object, prefix `status.conditions[i]`) → (field → (value, event)).
+    conditions: BTreeMap<(String, String), Fields>,
+    /// Job and CR status fields, per object.
+    status: BTreeMap<String, Fields>,
+    /// Container state messages, by (object, the path they sit under).
+    messages: BTreeMap<(String, String), usize>,
+}
+
+impl Scan {
+    /// Reads one event: a fact of an object is gathered (a condition, a status field, a state
+    /// message) or judged at once (a container state, a `kubectl get` STATUS).
+    fn fact(&mut self, idx: usize, ev: &Event) {
+        if !is_fact_kind(ev.kind) {
+            return;
+        }
+        // A fragment pasted without its metadata has facts but no object.
+        let Some(path) = ev.field("path") else {
+            return;
+        };
+        let object = ev.field("object").unwrap_or("");
+        let value = ev.field("value").unwrap_or("").trim();
+        let leaf = path.rsplit('.').next().unwrap_or(path);
+        if leaf == "message" && path.contains("state") {
+            self.messages
+                .insert((object.to_string(), parent(path).to_string()), idx);
+        }
+        if let Some((prefix, field)) = condition_field(path) {
+            self.conditions
+                .entry((object.to_string(), prefix.to_string()))
+                .or_default()
+                .insert(field.to_string(), (value.to_string(), idx));
+            return;
+        }
+        if path.starts_with("status.") || path == "status" {
+            self.status
+                .entry(object.to_string())
+                .or_default()
+                .insert(path.to_string(), (value.to_string(), idx));
+        }
+        // Containers: `…state.waiting.reason`, `…laststate.terminated.reason`, describe's
+        // `containers.<name>.state.reason`.
+        if leaf == "reason" && path.contains("state") && !value.is_empty() {
+            self.container_state(idx, object, path, value);
+            return;
+        }
+        if leaf == "running"
+            || path.ends_with("state.running.startedat")
+            || (path == "status" || path.ends_with(".state")) && value == "Running"
+        {
+            self.healthy.insert(object.to_string());
+        }
+        if path == "get.status" {
+            self.get_status(idx, ev, object, value);
+        }
+    }
+
+    /// A container's state reason: a problem unless it completed or is starting.
+    fn container_state(&mut self, idx: usize, object: &str, path: &str, value: &str) {
+        let container = container_of(path);
+        let last = path.contains("laststate") || path.contains("lastterminationstate");
+        if value == "Completed" || STARTING.contains(&value) {
+            return;
+        }
+        // A past exit with a plain error is weak on its own (a worker restarted when the
+        // head did); a past OOM kill is not.
+        let hard = !last || value == "OOMKilled";
+        let when = if last { "last terminated" } else { "is" };
+        self.found.push(Problem {
+            object: object.to_string(),
+            state: format!("container {container} {when} {value}"),
+            reason: value.to_string(),
+            hard,
+            evidence: vec![idx],
+        });
+    }
+
+    /// A `kubectl get` STATUS: healthy, on its way (`Init:1/2`), or a problem (a pod running
+    /// but not ready is a soft one, as is `Pending`).
+    fn get_status(&mut self, idx: usize, ev: &Event, object: &str, value: &str) {
+        let ready_short = ev.field("ready").is_some_and(not_all_ready);
+        if HEALTHY_STATUS.contains(&value) && !(value == "Running" && ready_short) {
+            self.healthy.insert(object.to_string());
+            return;
+        }
+        if value.is_empty() || value.starts_with("Init:") && value[5..].contains('/') {
+            return;
+        }
+        let (state, hard) = if value == "Running" {
+            (
+                format!(
+                    "Running but not ready ({})",
+                    ev.field("ready").unwrap_or("")
+                ),
+                false,
+            )
+        } else {
+            (format!("STATUS {value}"), value != "Pending")
+        };
+        self.found.push(Problem {
+            object: object.to_string(),
+            state,
+            reason: value.trim_start_matches("Init:").to_string(),
+            hard,
+            evidence: vec![idx],
+        });
+    }
+
+    /// The status fields of each object, in object order: pod phase, RayCluster state, RayJob
+    /// status, then Serve applications and deployments.
+    fn status_problems(&mut self) {
+        let Scan {
+            found,
+            healthy,
+            status,
+            ..
+        } = self;
+        for (object, fields) in status.iter() {
+            pod_phase(object, fields, found, healthy);
+            cluster_state(object, fields, found, healthy);
+            job_status(object, fields, found);
+            serve_statuses(object, fields, found);
+        }
+    }
+
+    /// Conditions, in (object, condition) order: a `Ready` one that is `True` shows the
+    /// object healthy; one `False` for a failing reason is a problem.
+    fn condition_problems(&mut self) {
+        for ((object, _), fields) in &self.conditions {
+            let get = |k: &str| fields.get(k);
+            let (Some((status, si)), Some((ctype, ti))) = (get("status"), get("type")) else {
+                continue;
+            };
+            let reason = get("reason").map(|(r, _)| r.as_str()).unwrap_or("");
+            let ready_type = ctype.ends_with("Ready") || ctype == "Ready";
+            if status == "True" && ready_type {
+                self.healthy.insert(object.clone());
+            }
+            if status != "False" || !failing_reason(reason) {
+                continue;
+            }
+            let mut evidence = vec![*si, *ti];
+            evidence.extend(get("reason").map(|(_, i)| *i));
+            let message = get("message").map(|(m, i)| {
+                evidence.push(*i);
+                m.clone()
+            });
+            self.found.push(Problem {
+                object: object.clone(),
+                state: format!(
+                    "condition {ctype}=False, reason {reason}{}",
+                    message.map_or(String::new(), |m| format!(": {}", first_line(&m)))
+                ),
+                reason: reason.to_string(),
+                hard: true,
+                evidence,
+            });
+        }
+    }
+
+    /// A container state's message tells why (`toomanyrequests: …`, `exec format error`):
+    /// it joins the evidence of the state it sits beside.
+    fn attach_state_messages(&mut self, events: &[Event]) {
+        for p in &mut self.found {
+            let Some(&first) = p.evidence.first() else {
+                continue;
+            };
+            let Some(path) = events[first].field("path") else {
+                continue;
+            };
+            if let Some(&m) = self
+                .messages
+                .get(&(p.object.clone(), parent(path).to_string()))
+            {
+                p.evidence.push(m);
+            }
+        }
+    }
+}
+
+/// Pod phase and reason (`status.phase`, describe's `status` and `reason`).
+fn pod_phase(
+    object: &str,
+    fields: &Fields,
+    found: &mut Vec<Problem>,
+    healthy: &mut BTreeSet<String>,
+) {
+    let get = |p: &str| fields.get(p);
+    let Some((v, i)) = get("status.phase") else {
+        return;
+    };
+    if v == "Running" || v == "Succeeded" {
+        healthy.insert(object.to_string());
+    }
+    if v == "Failed" {
+        let reason = get("status.reason").map_or("Failed", |(r, _)| r.as_str());
+        let mut evidence = vec![*i];
+        evidence.extend(get("status.reason").map(|(_, i)| *i));
+        evidence.extend(get("status.message").map(|(_, i)| *i));
+        found.push(Problem {
+            object: object.to_string(),
+            state: format!("phase Failed ({reason})"),
+            reason: reason.to_string(),
+            hard: true,
+            evidence,
+        });
+    }
+}
+
+/// RayCluster `status.state: failed` with `status.reason`; `ready` shows it healthy.
+fn cluster_state(
+    object: &str,
+    fields: &Fields,
+    found: &mut Vec<Problem>,
+    healthy: &mut BTreeSet<String>,
+) {
+    let get = |p: &str| fields.get(p);
+    let Some((v, i)) = get("status.state") else {
+        return;
+    };
+    if v.eq_ignore_ascii_case("failed") {
+        let mut evidence = vec![*i];
+        let reason = get("status.reason").map(|(r, j)| {
+            evidence.push(*j);
+            r.clone()
+        });
+        found.push(Problem {
+            object: object.to_string(),
+            state: format!(
+                "state failed{}",
+                reason
+                    .as_deref()
+                    .map_or(String::new(), |r| format!(": {r}"))
+            ),
+            reason: "Failed".to_string(),
+            hard: true,
+            evidence,
+        });
+    } else if v.eq_ignore_ascii_case("ready") {
+        healthy.insert(object.to_string());
+    }
+}
+
+/// RayJob `jobStatus: FAILED` / `jobDeploymentStatus: Failed`, with `message`: the first of
+/// the two that failed.
+fn job_status(object: &str, fields: &Fields, found: &mut Vec<Problem>) {
+    let get = |p: &str| fields.get(p);
+    for key in ["status.jobstatus", "status.jobdeploymentstatus"] {
+        if let Some((v, i)) = get(key) {
+            if v.eq_ignore_ascii_case("failed") {
+                let mut evidence = vec![*i];
+                let message = get("status.message").map(|(m, j)| {
+                    evidence.push(*j);
+                    m.clone()
+                });
+                let reason = get("status.reason").map(|(r, j)| {
+                    evidence.push(*j);
+                    r.clone()
+                });
+                found.push(Problem {
+                    object: object.to_string(),
+                    state: format!(
+                        "{} {v}{}",
+                        if key.ends_with("jobstatus") {
+                            "jobStatus"
+                        } else {
+                            "jobDeploymentStatus"
+                        },
+                        message
+                            .or(reason.clone())
+                            .map_or(String::new(), |m| format!(": {m}"))
+                    ),
+                    reason: reason.unwrap_or_else(|| "JobFailed".to_string()),
+                    hard: true,
+                    evidence,
+                });
+                break;
+            }
+        }
+    }
+}
+
+/// Serve applications and deployments that the RayService reports failing.
+fn serve_statuses(object: &str, fields: &Fields, found: &mut Vec<Problem>) {
+    for (path, (v, i)) in fields {
+        if path.ends_with(".status")
+            && (path.contains("applicationstatuses") || path.contains("deploymentstatuses"))
+            && matches!(v.as_str(), "DEPLOY_FAILED" | "UNHEALTHY")
+        {
+            let base = &path[..path.len() - ".status".len()];
+            let mut evidence = vec![*i];
+            let message = fields.get(&format!("{base}.message")).map(|(m, j)| {
+                evidence.push(*j);
+                m.clone()
+            });
+            let name = base.rsplit('.').next().unwrap_or(base);
+            found.push(Problem {
+                object: object.to_string(),
+                state: format!(
+                    "{name} {v}{}",
+                    message.map_or(String::new(), |m| format!(": {}", first_line(&m)))
+                ),
+                reason: v.clone(),
+                hard: true,
+                evidence,
+            });
+        }
+    }
+}
+
+/// Whether a condition's reason names a failure (`…Failed`, `…Error`, `…Timeout`, …).
+fn failing_reason(reason: &str) -> bool {
+    let r = reason.to_ascii_lowercase();
+    [
+        "fail",
+        "error",
+        "timeout",
+        "invalid",
+        "backoff",
+        "unhealthy",
+        "exceed",
+        "forbidden",
+    ]
+    .iter()
+    .any(|w| r.contains(w))
+}
+
 /// Warning events, grouped by object and reason, that no later progress of the same object
 /// resolved and whose object no fact shows healthy.
 fn warning_events(events: &[Event], healthy: &BTreeSet<String>) -> Vec<Problem> {
-    let mut groups: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
-    let mut progress: BTreeMap<String, Option<i64>> = BTreeMap::new();
+    let (groups, progress) = warnings_and_progress(events);
+    let mut out = Vec::new();
+    for ((object, reason), idxs) in groups {
+        if healthy.contains(&object) || healthy.iter().any(|h| same_object(h, &object)) {
+            continue;
+        }
+        if resolved(events, &idxs, progress.get(&object.to_lowercase())) {
+            continue;
+        }
+        out.push(warning_problem(events, object, reason, idxs));
+    }
+    out
+}
+
+/// Failing Warning events by (object, reason), each group in timeline order.
+type WarningGroups = BTreeMap<(String, String), Vec<usize>>;
+/// The time of each object's latest progress, by lower-case object.
+type Progress = BTreeMap<String, Option<i64>>;
+
+/// The failing Warning events by (object, reason), and when each object last made progress
+/// (a Normal event of a progress reason).
+fn warnings_and_progress(events: &[Event]) -> (WarningGroups, Progress) {
+    let mut groups: WarningGroups = BTreeMap::new();
+    let mut progress: Progress = BTreeMap::new();
     for (idx, ev) in events.iter().enumerate() {
         // A row pasted without its header says its type by its level.
         let pasted = ev.field("row").map(|_| {
@@ -396,52 +512,49 @@ fn warning_events(events: &[Event], healthy: &BTreeSet<String>) -> Vec<Problem> 
                 .push(idx);
         }
     }
-    let mut out = Vec::new();
-    for ((object, reason), idxs) in groups {
-        if healthy.contains(&object) || healthy.iter().any(|h| same_object(h, &object)) {
-            continue;
-        }
-        let last_warning = idxs
-            .iter()
-            .filter_map(|&i| events[i].ts)
-            .map(|t| t.micros)
-            .max();
-        let resolved =
-            progress
-                .get(&object.to_lowercase())
-                .is_some_and(|p| match (p, last_warning) {
-                    (Some(p), Some(w)) => *p > w,
-                    (Some(_), None) | (None, _) => false,
-                });
-        if resolved {
-            continue;
-        }
-        let count: u64 = idxs
-            .iter()
-            .map(|&i| {
-                events[i]
-                    .field("count")
-                    .and_then(|c| c.parse::<u64>().ok())
-                    .unwrap_or(1)
-            })
-            .sum();
-        let message = first_line(&events[idxs[idxs.len() - 1]].message).to_string();
-        out.push(Problem {
-            object: object.clone(),
-            state: format!(
-                "Warning {reason}{}: {message}",
-                if count > 1 {
-                    format!(" ×{count}")
-                } else {
-                    String::new()
-                }
-            ),
-            reason,
-            hard: false,
-            evidence: idxs.into_iter().rev().take(3).collect(),
-        });
+    (groups, progress)
+}
+
+/// Whether the object's progress came after the last of its warnings `idxs`.
+fn resolved(events: &[Event], idxs: &[usize], progress: Option<&Option<i64>>) -> bool {
+    let last_warning = idxs
+        .iter()
+        .filter_map(|&i| events[i].ts)
+        .map(|t| t.micros)
+        .max();
+    progress.is_some_and(|p| match (p, last_warning) {
+        (Some(p), Some(w)) => *p > w,
+        (Some(_), None) | (None, _) => false,
+    })
+}
+
+/// The problem a group of warnings tells: its reason, its summed count and its last message,
+/// with its last three events as evidence.
+fn warning_problem(events: &[Event], object: String, reason: String, idxs: Vec<usize>) -> Problem {
+    let count: u64 = idxs
+        .iter()
+        .map(|&i| {
+            events[i]
+                .field("count")
+                .and_then(|c| c.parse::<u64>().ok())
+                .unwrap_or(1)
+        })
+        .sum();
+    let message = first_line(&events[idxs[idxs.len() - 1]].message).to_string();
+    Problem {
+        object,
+        state: format!(
+            "Warning {reason}{}: {message}",
+            if count > 1 {
+                format!(" ×{count}")
+            } else {
+                String::new()
+            }
+        ),
+        reason,
+        hard: false,
+        evidence: idxs.into_iter().rev().take(3).collect(),
     }
-    out
 }
 
 /// Whether the Ray objects of the bundle all report themselves healthy: at least one RayJob,

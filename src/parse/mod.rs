@@ -7,6 +7,7 @@
 //! in `unparsed_lines`. Parsers leave `Event::file` and `Event::kind` to the pipeline.
 
 pub mod describe;
+pub mod fold_key;
 pub mod generic;
 pub mod kube_events;
 pub mod kube_object;

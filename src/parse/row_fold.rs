@@ -3,11 +3,12 @@
 //! An event storm can leave a `kubectl describe` whose `Events:` table, or a `kubectl get
 //! events` dump, has a million rows; kept one event each, they took gigabytes. Past the first
 //! [`FOLD_AFTER_ROWS`] rows of a file, a row that repeats an earlier one but for its age, its
-//! count and the numbers and ids in its message (a pod name, a sandbox id) is folded into that
-//! earlier row's event: counts add up, the newest last-seen age and the oldest first-seen age
-//! are kept, and `folded_rows` says how many rows it stands for. Once a file has
-//! [`MAX_GROUPS`] such groups, a new row folds into the group of its type and reason alone, so
-//! the events kept stay bounded whatever the table holds.
+//! count and the numbers and ids in its message (a pod name, a sandbox id; masked by
+//! `fold_key`, as the repeated records of a log are) is folded into that earlier row's
+//! event: counts add up, the newest last-seen age and the oldest first-seen age are kept, and
+//! `folded_rows` says how many rows it stands for. Once a file has [`MAX_GROUPS`] such groups,
+//! a new row folds into the group of its type and reason alone, so the events kept stay
+//! bounded whatever the table holds.
 //!
 //! Rules and the open world read what a fold keeps: the type, reason, object and message of a
 //! row, its summed `count` (what `Warning BackOff ×N` reports) and its newest time. Tables of a
@@ -17,6 +18,7 @@
 use std::collections::HashMap;
 
 use crate::event::{Event, RawTime};
+use crate::parse::fold_key::{masked, Capped, DigitWords};
 use crate::parse::tree::EventRecord;
 
 /// Rows of a file kept one event each before any is folded.
@@ -24,13 +26,13 @@ pub const FOLD_AFTER_ROWS: usize = 1000;
 /// Groups a file's rows may form before new rows fold by type and reason alone.
 pub const MAX_GROUPS: usize = 4096;
 
-/// The groups of one file's events rows: key → (index of the group's event or entry, rows
-/// folded into it).
+/// The groups of one file's events rows: key (UTF-8 bytes) → (index of the group's event or
+/// entry, rows folded into it).
 #[derive(Debug, Default)]
 pub struct RowFolder {
     enabled: bool,
     rows: usize,
-    groups: HashMap<String, (usize, u64)>,
+    groups: HashMap<Vec<u8>, (usize, u64)>,
 }
 
 impl RowFolder {
@@ -54,13 +56,13 @@ impl RowFolder {
             return None;
         }
         self.rows += 1;
-        let mut key = String::with_capacity(64 + object.len() + rec.message.len().min(520));
+        let mut key = Vec::with_capacity(64 + object.len() + rec.message.len().min(520));
         for part in [&rec.event_type, &rec.reason, &rec.component] {
-            key.push_str(part);
-            key.push('\t');
+            key.extend_from_slice(part.as_bytes());
+            key.push(b'\t');
         }
         mask_into(&mut key, object);
-        key.push('\t');
+        key.push(b'\t');
         mask_into(&mut key, &rec.message);
         if self.rows > FOLD_AFTER_ROWS {
             if let Some((at, folded)) = self.groups.get_mut(&key) {
@@ -68,7 +70,7 @@ impl RowFolder {
                 return Some(*at);
             }
             if self.groups.len() >= MAX_GROUPS {
-                let coarse = format!("{}\t{}", rec.event_type, rec.reason);
+                let coarse = format!("{}\t{}", rec.event_type, rec.reason).into_bytes();
                 if let Some((at, folded)) = self.groups.get_mut(&coarse) {
                     *folded += 1;
                     return Some(*at);
@@ -91,38 +93,10 @@ impl RowFolder {
 
 /// Writes `text` with every word that holds a digit masked, a message or an object's name
 /// (`pod/worker-7f9c2` → `pod/#`): what tells two rows of one storm apart. A word is a run of
-/// letters, digits, `-`, `_` and `.`; the mask stops once past 512 bytes.
-fn mask_into(out: &mut String, text: &str) {
-    let start = out.len();
-    let mut word: Option<usize> = None;
-    let mut digit = false;
-    fn end_word(out: &mut String, word: &str, digit: bool) {
-        if digit {
-            out.push('#');
-        } else {
-            out.push_str(word);
-        }
-    }
-    for (i, c) in text.char_indices() {
-        if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') {
-            if word.is_none() {
-                word = Some(i);
-                digit = false;
-            }
-            digit |= c.is_ascii_digit();
-            continue;
-        }
-        if let Some(w) = word.take() {
-            end_word(out, text.get(w..i).unwrap_or_default(), digit);
-        }
-        out.push(c);
-        if out.len() - start > 512 {
-            return;
-        }
-    }
-    if let Some(w) = word {
-        end_word(out, text.get(w..).unwrap_or_default(), digit);
-    }
+/// letters, digits, `-`, `_` and `.`; the mask stops once past 512 bytes (see
+/// [`fold_key`](crate::parse::fold_key)).
+fn mask_into(out: &mut Vec<u8>, text: &str) {
+    masked::<DigitWords, _>(text, &mut Capped::new(out, 512));
 }
 
 fn count_of(count: Option<&str>) -> u64 {
@@ -176,9 +150,9 @@ mod tests {
     use super::*;
 
     fn mask(text: &str) -> String {
-        let mut out = String::new();
+        let mut out = Vec::new();
         mask_into(&mut out, text);
-        out
+        String::from_utf8(out).unwrap_or_else(|e| format!("not UTF-8: {e}"))
     }
 
     /// The mask as first written (split at every separator, each word walked three times).
