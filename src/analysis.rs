@@ -60,11 +60,10 @@ pub struct Outcome {
     pub report: Report,
     /// A cause that is not benign reaches `fail_on` (among every cause found).
     pub failing: bool,
-    /// Why a bundle that opened is still unreadable: then no cause means nothing, and the
-    /// report is neither filtered nor drawn.
+    /// Why a bundle that opened is still no bundle to analyse (`Timeline::unreadable`), or
+    /// why the objects asked for are not in it: then no cause means nothing, and the report
+    /// is neither filtered nor drawn.
     pub unreadable: Option<String>,
-    /// What the caller should say on standard error (a filter that names nothing).
-    pub warnings: Vec<String>,
 }
 
 impl Analysis {
@@ -129,18 +128,20 @@ impl Analysis {
         let started = Instant::now();
         let loaded = self.read(|load| crate::load::load(path, load), &self.load);
         let mut tl = build(loaded?, &self.time);
-        let mut warnings = Vec::new();
-        if let Some(f) = &self.filter {
-            if !narrow(&mut tl, f) {
-                warnings.push(format!(
-                    "no event names {}; only events that name no object are left",
-                    f.describe()
-                ));
-            }
-        }
+        // A filter that names nothing would rank what is left, the events that name no
+        // object, as if they were the object's: a typo must not read as its diagnosis.
+        let unnamed = match &self.filter {
+            Some(f) if !narrow(&mut tl, f) => Some(f.nothing_named()),
+            _ => None,
+        };
         let (mut report, failing) = rank_timeline(&tl, &self.engine, self.fail_on, started);
         report.bundle.filter = self.filter.clone();
-        let unreadable = unreadable(path, &report);
+        let unreadable = unnamed.or_else(|| tl.unreadable(path)).or_else(|| {
+            // The sieved read kept few lines of files nothing matched: before refusing the
+            // bundle, a second look at the head of every file.
+            tl.not_a_bundle(!report.causes.is_empty())
+                .filter(|_| !head_speaks_of_ray(path, &self.load.limits))
+        });
         if unreadable.is_none() {
             let min = self.min_severity;
             report.causes.retain(|c| c.severity >= min);
@@ -152,7 +153,6 @@ impl Analysis {
             report,
             failing,
             unreadable,
-            warnings,
         })
     }
 
@@ -262,41 +262,21 @@ fn whole_bundle(report: &mut Report, inventory: Inventory, diagnostics: Vec<Diag
     report.inventory = inventory;
 }
 
-/// Diagnostics quoted in a "nothing readable" error.
-const QUOTED_DIAGNOSTICS: usize = 3;
+/// How much of each file the second look reads.
+const HEAD_BYTES: usize = 16 * 1024;
 
-/// Why a bundle that opened is still unreadable, for `analyze` and `batch` alike: a file named
-/// like an archive whose content is not one, or a bundle with no readable line.
-pub fn unreadable(path: &Path, report: &Report) -> Option<String> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    // An empty file (or standard input) holds nothing at all: say so, not what it is not.
-    if report.inventory.container == "file" && report.inventory.bytes == 0 {
-        let name = if name.is_empty() || path == Path::new("-") {
-            "standard input".to_string()
-        } else {
-            name
-        };
-        return Some(format!("empty file: {name} holds no bytes"));
+/// Whether the head of any file of the bundle speaks of Ray (`classify::speaks_of_ray`). A
+/// bundle read from standard input cannot be read twice: it is given the benefit of the doubt.
+fn head_speaks_of_ray(path: &Path, limits: &crate::bundle::Limits) -> bool {
+    if path == Path::new("-") {
+        return true;
     }
-    if report.inventory.container == "file" && crate::bundle::is_bundle_name(&name) {
-        return Some(format!(
-            "not an archive: {name} is named like one, but its content is not gzip, tar or zip"
-        ));
-    }
-    if report.inventory.lines > 0 {
-        return None;
-    }
-    let mut why = String::from("nothing readable in the bundle");
-    let diags = &report.diagnostics;
-    for (i, d) in diags.iter().take(QUOTED_DIAGNOSTICS).enumerate() {
-        why.push_str(if i == 0 { ": " } else { "; " });
-        why.push_str(&d.to_string());
-    }
-    if diags.len() > QUOTED_DIAGNOSTICS {
-        why.push_str(&format!(" (and {} more)", diags.len() - QUOTED_DIAGNOSTICS));
-    }
-    Some(why)
+    let mut found = false;
+    let walked = crate::bundle::walk_in_pieces(path, limits, 1 << 20, None, &mut |entry| {
+        if !found && entry.piece.index == 0 {
+            let head = &entry.bytes[..entry.bytes.len().min(HEAD_BYTES)];
+            found = crate::classify::speaks_of_ray(&String::from_utf8_lossy(head));
+        }
+    });
+    found || walked.is_err()
 }

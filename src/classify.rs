@@ -203,11 +203,26 @@ fn whole_file_family(text: &str, is_first: bool) -> Option<Family> {
         || t == "["
         || t == "{"
         || (t.starts_with('{') && (t.contains("\"apiVersion\"") || t.contains("\"kind\"")))
-        || (t.starts_with('[') && !t.starts_with("[20") && !t.starts_with("[pod/"));
+        || (t.starts_with('[') && json_array_start(t));
     if object_start {
         return Some(Family::KubeObject);
     }
     None
+}
+
+/// Whether `[…` opens a JSON array: a value follows the bracket (`[{`, `["`, `[1`, `[]`,
+/// `[true`), not a word as in an INI section (`[global]`), a log stamp (`[2024-…`) or a
+/// `kubectl logs --prefix` (`[pod/…`).
+fn json_array_start(t: &str) -> bool {
+    let rest = t[1..].trim_start();
+    match rest.as_bytes().first() {
+        None => true,
+        Some(b'{' | b'[' | b'"' | b']' | b'-') => true,
+        Some(b) if b.is_ascii_digit() => !rest.starts_with("20") || rest.get(4..5) != Some("-"),
+        Some(_) => ["true", "false", "null"]
+            .iter()
+            .any(|w| rest.starts_with(w)),
+    }
 }
 
 /// Per-line votes: 0 operator, 1 Ray Python, 2 Ray C++, 3 Serve, 4 wait-gcs, 5 worker markers,
@@ -410,6 +425,20 @@ fn by_name(name: &str, path: &str) -> Option<SourceKind> {
     Some(kind)
 }
 
+/// Whether text speaks of Ray: names one of its components or objects, or has the shape of
+/// its autoscaler's events. What tells a pasted Ray line in a form no parser knows from a note
+/// or a folder of other things.
+pub fn speaks_of_ray(text: &str) -> bool {
+    static RAY: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(concat!(
+            r"(?i)\b(ray|raylet|kuberay|rayservice|raycluster|rayjob|gcs_server|dashboard_agent)\b",
+            r"|\bray[._][a-z]|\(scheduler \+|/tmp/ray/",
+        ))
+        .ok()
+    });
+    RAY.as_ref().is_some_and(|re| re.is_match(text))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -496,6 +525,15 @@ mod tests {
             "2022-03-16 11:28:26,348\tSUCC scripts.py:641 -- Ray runtime started.\n",
             "ray_container",
         );
+    }
+
+    #[test]
+    fn an_ini_section_is_no_json_array() {
+        check("pip.conf", "[global]\nindex-url = x\n", "unknown");
+        check("a.desktop", "[Desktop Entry]\nName=x\n", "unknown");
+        check("pods.json", "[{\"kind\": \"Pod\"}]\n", "kube_object");
+        check("list", "[\n  {\"apiVersion\": \"v1\"}\n]\n", "kube_object");
+        check("nums", "[20, 21]\n", "kube_object");
     }
 
     #[test]

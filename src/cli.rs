@@ -712,10 +712,9 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
     if args.format == AnalyzeFormat::Html {
         analysis = analysis.picture(TimelineDataConfig::HTML);
     }
-    let outcome = analysis.run(&args.read.bundle).map_err(streamed_failure)?;
-    for w in &outcome.warnings {
-        eprintln!("raysift: warning: {w}");
-    }
+    let outcome = analysis
+        .run(&args.read.bundle)
+        .map_err(read_failure(&args.read.bundle))?;
     // No cause in a bundle with nothing readable would read as a clean bill of health.
     if let Some(why) = outcome.unreadable {
         return Err(Failure::usage(format!(
@@ -786,11 +785,15 @@ fn check_fail_on(fail_on: FailOnArg) -> Result<(), Failure> {
     Ok(())
 }
 
-fn streamed_failure(e: crate::streamed::Error) -> Failure {
-    match e {
+/// What ends a command that reads `bundle`, as the binary says it.
+fn read_failure(bundle: &Path) -> impl Fn(crate::streamed::Error) -> Failure + '_ {
+    move |e| match e {
         crate::streamed::Error::Open(e) => Failure::usage(e.to_string()),
         crate::streamed::Error::Query(e) => Failure::usage(e.to_string()),
         crate::streamed::Error::Io(e) => Failure::from(e),
+        crate::streamed::Error::Unreadable(why) => {
+            Failure::usage(format!("cannot analyse bundle {}: {why}", bundle.display()))
+        }
     }
 }
 
@@ -977,7 +980,7 @@ fn timeline(args: TimelineArgs) -> Result<ExitCode, Failure> {
             read_done: &|| bar.finish(),
         },
     );
-    let diagnostics = got.map_err(streamed_failure)?;
+    let diagnostics = got.map_err(read_failure(&args.read.bundle))?;
     out.flush()?;
     for d in &diagnostics {
         eprintln!("raysift: {d}");

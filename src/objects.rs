@@ -622,6 +622,17 @@ impl Filter {
     pub fn keeps(&self, ev: &Event, path: &str) -> bool {
         self.judge(ev, path) != Verdict::Other
     }
+
+    /// Why the filter is refused when no event of the bundle names what it asks for: the
+    /// events left would be those that name no object, and a typo must not read as the
+    /// object's diagnosis.
+    pub fn nothing_named(&self) -> String {
+        format!(
+            "no event names {}; check the spelling against the objects the bundle names \
+             (`raysift analyze BUNDLE` lists those of each cause)",
+            self.describe()
+        )
+    }
 }
 
 #[cfg(test)]

@@ -33,6 +33,9 @@ pub enum Error {
     Open(OpenError),
     Query(QueryError),
     Io(io::Error),
+    /// The bundle opened but is no bundle to read (`Timeline::unreadable`), or names nothing
+    /// a filter asks for.
+    Unreadable(String),
 }
 
 impl std::fmt::Display for Error {
@@ -41,6 +44,7 @@ impl std::fmt::Display for Error {
             Error::Open(e) => e.fmt(f),
             Error::Query(e) => e.fmt(f),
             Error::Io(e) => e.fmt(f),
+            Error::Unreadable(why) => why.fmt(f),
         }
     }
 }
@@ -223,15 +227,19 @@ pub fn timeline(
     };
     // The carry at the last event at or before the anchor line, per candidate file.
     let mut anchors: std::collections::BTreeMap<u32, Carry> = std::collections::BTreeMap::new();
+    // Events that name what `--namespace`/`--object` ask for.
+    let mut named = 0u64;
     let mut take = |batch: &Batch, ev: &Event, stamp: &Stamp| {
         if let Some((file, line)) = &around_file {
             if ev.line <= *line && query::names_file(batch.path, file) {
                 anchors.insert(batch.seq, stamp.carry);
             }
         }
+        let object = q.objects.as_ref().map(|f| f.judge(ev, batch.path));
+        named += u64::from(object == Some(crate::objects::Verdict::Named));
         q.keeps_text(ev)
             && source_may_match(q, batch.path, batch.kind.as_str())
-            && q.objects.as_ref().is_none_or(|f| f.keeps(ev, batch.path))
+            && object != Some(crate::objects::Verdict::Other)
     };
     // Selected by level alone, a record below it is only counted and placed, unless a line
     // continues it (`Detail::AtLeast`); `--grep` and object filters read every record's text.
@@ -263,6 +271,13 @@ pub fn timeline(
         },
     )?;
     (output.read_done)();
+    // What `analyze` refuses, `timeline` refuses too, before it writes anything.
+    if let Some(why) = outline.timeline.unreadable(path) {
+        return Err(Error::Unreadable(why));
+    }
+    if let Some(f) = q.objects.as_ref().filter(|_| named == 0) {
+        return Err(Error::Unreadable(f.nothing_named()));
+    }
     let Outline {
         mut timeline,
         resolution,

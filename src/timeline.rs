@@ -18,6 +18,7 @@
 //! in its file. Invariant: this module knows nothing of formats or rules.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use crate::collected::{collected_fact, collected_from, Collected};
 use crate::event::{
@@ -63,7 +64,89 @@ pub struct Timeline {
     pub collected: Option<Collected>,
 }
 
+/// Diagnostics quoted in a "nothing readable" error.
+const QUOTED_DIAGNOSTICS: usize = 3;
+
+/// File names quoted in a "not a bundle" error.
+const QUOTED_FILES: usize = 3;
+
 impl Timeline {
+    /// Why a bundle that opened is still unreadable, for every command alike: an empty file,
+    /// a file named like an archive whose content is not one, or no readable line. No cause in
+    /// such a bundle would read as a clean bill of health.
+    pub fn unreadable(&self, path: &Path) -> Option<String> {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let bytes: u64 = self.files.iter().map(|f| f.bytes).sum();
+        let lines: u64 = self.files.iter().map(|f| f.lines).sum();
+        // An empty file (or standard input) holds nothing at all: say so, not what it is not.
+        if self.container == "file" && bytes == 0 {
+            let name = if name.is_empty() || path == Path::new("-") {
+                "standard input".to_string()
+            } else {
+                name
+            };
+            return Some(format!("empty file: {name} holds no bytes"));
+        }
+        if self.container == "file" && crate::bundle::is_bundle_name(&name) {
+            return Some(format!(
+                "not an archive: {name} is named like one, but its content is not gzip, tar or zip"
+            ));
+        }
+        if lines == 0 {
+            let mut why = String::from("nothing readable in the bundle");
+            let diags = &self.diagnostics;
+            for (i, d) in diags.iter().take(QUOTED_DIAGNOSTICS).enumerate() {
+                why.push_str(if i == 0 { ": " } else { "; " });
+                why.push_str(&d.to_string());
+            }
+            if diags.len() > QUOTED_DIAGNOSTICS {
+                why.push_str(&format!(" (and {} more)", diags.len() - QUOTED_DIAGNOSTICS));
+            }
+            return Some(why);
+        }
+        None
+    }
+
+    /// Why a bundle is no KubeRay, Ray or Kubernetes bundle at all (a note, a folder of other
+    /// things), for `analyze`: none of its files is one raysift knows, the rules, which read
+    /// even the lines of files they do not recognise, found nothing (`answered`: some cause,
+    /// benign ones too), and no line read speaks of Ray (a pasted Ray line in a format no
+    /// parser knows is still a Ray bundle, whose answer may well be "nothing").
+    pub fn not_a_bundle(&self, answered: bool) -> Option<String> {
+        let known = |f: &FileInfo| !matches!(f.kind, SourceKind::Unknown | SourceKind::BundleMeta);
+        let speaks_of_ray = crate::classify::speaks_of_ray;
+        if answered
+            || self.files.iter().any(known)
+            || self.files.iter().any(|f| speaks_of_ray(&f.path))
+            || self.events.iter().any(|e| speaks_of_ray(&e.message))
+        {
+            return None;
+        }
+        let n = self.files.len();
+        let mut names: Vec<&str> = self
+            .files
+            .iter()
+            .take(QUOTED_FILES)
+            .map(|f| f.path.as_str())
+            .collect();
+        if n > QUOTED_FILES {
+            names.push("…");
+        }
+        let which = if n == 1 {
+            "its one file is not".to_string()
+        } else {
+            format!("none of its {n} files is")
+        };
+        Some(format!(
+            "not a KubeRay, Ray or Kubernetes bundle: {which} a Ray or KubeRay log, a kubectl \
+             output or a Kubernetes object ({})",
+            names.join(", ")
+        ))
+    }
+
     /// First and last resolved time.
     pub fn window(&self) -> Option<(Micros, Micros)> {
         let mut times = self

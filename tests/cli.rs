@@ -234,20 +234,71 @@ fn a_bundle_with_nothing_readable_exits_2_not_0() {
     .unwrap();
     let corrupt = out.join("y.tar.gz");
     std::fs::write(&corrupt, b"\x1f\x8b\x08\x00garbage").unwrap();
+    // What is no Ray, KubeRay or Kubernetes bundle: a note, a folder of other things, random
+    // bytes under a neutral name.
+    let notes = out.join("notes.txt");
+    std::fs::write(&notes, "hello world\nsome notes about the cluster\n").unwrap();
+    let etc = out.join("etc");
+    std::fs::create_dir_all(&etc).unwrap();
+    std::fs::write(etc.join("hosts"), "127.0.0.1 localhost\n::1 localhost\n").unwrap();
+    std::fs::write(etc.join("motd"), "Welcome.\n").unwrap();
+    let noise = out.join("noise.bin");
+    std::fs::write(
+        &noise,
+        (0u32..4096)
+            .map(|i| (i * 7919 % 251) as u8)
+            .collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    let not_ray = "not a KubeRay, Ray or Kubernetes bundle";
     for (bundle, why) in [
         (&empty, "nothing readable in the bundle"),
         (&garbage, "not an archive"),
         (&corrupt, "gzip stream unreadable"),
+        (&notes, not_ray),
+        (&etc, not_ray),
+        (&noise, "binary content"),
     ] {
-        let got = common::raysift(&["analyze", bundle.to_str().unwrap()]);
-        assert_eq!(got.status.code(), Some(2), "{}", bundle.display());
-        assert!(got.stdout.is_empty());
-        let err = String::from_utf8_lossy(&got.stderr);
-        assert!(
-            err.contains(bundle.to_str().unwrap()) && err.contains(why),
-            "{err}"
-        );
+        let path = bundle.to_str().unwrap();
+        let mut commands = vec![
+            vec!["analyze", path],
+            vec!["analyze", path, "-q"],
+            vec!["analyze", path, "--format", "json"],
+        ];
+        // The timeline shows any text's lines; it refuses what holds none.
+        if why != not_ray {
+            commands.extend([
+                vec!["timeline", path],
+                vec!["timeline", path, "--format", "json"],
+            ]);
+        }
+        for args in commands {
+            let got = common::raysift(&args);
+            assert_eq!(got.status.code(), Some(2), "{args:?}");
+            assert!(got.stdout.is_empty(), "{args:?}");
+            let err = String::from_utf8_lossy(&got.stderr);
+            assert!(err.contains(path) && err.contains(why), "{args:?}: {err}");
+        }
+        // batch writes an error line for it, and says why.
+        let got = common::raysift(&["batch", path]);
+        let line: serde_json::Value = serde_json::from_slice(&got.stdout).unwrap();
+        assert_eq!(line["status"], "error", "{}", bundle.display());
+        assert!(line["error"].as_str().unwrap().contains(why), "{line}");
     }
+    // A pasted line the rules know is an answer, whatever its file is called.
+    let pasted = out.join("ticket.txt");
+    std::fs::write(
+        &pasted,
+        "2024-05-29T22:54:10.723Z\tERROR\tcontrollers.RayService\tFail to reconcileServe\t{\"error\": \"Put \\\"http://svc:8265/api/serve/applications/\\\": dial tcp 10.0.0.1:8265: connect: connection refused\"}\n",
+    )
+    .unwrap();
+    let got = common::raysift(&["analyze", pasted.to_str().unwrap(), "-q"]);
+    assert_ne!(
+        got.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&got.stderr)
+    );
     let _ = std::fs::remove_dir_all(&out);
 }
 
@@ -1891,11 +1942,20 @@ fn object_and_namespace_filters_narrow_to_one_workload() {
         "{other:?}"
     );
 
-    let (_, _, warned) = causes(&["--object", "rayservice/nosuch"]);
-    assert!(
-        warned.contains("no event names RayService nosuch"),
-        "{warned}"
-    );
+    // A filter that names nothing in the bundle is refused, by analyze and timeline alike:
+    // what is left (the events that name no object) must not read as the object's diagnosis.
+    for command in ["analyze", "timeline"] {
+        for filter in [["--object", "rayservice/nosuch"], ["-n", "5"]] {
+            let got = common::raysift(&[command, b, filter[0], filter[1]]);
+            let said = String::from_utf8_lossy(&got.stderr);
+            assert_eq!(got.status.code(), Some(2), "{command} {filter:?}: {said}");
+            assert!(got.stdout.is_empty(), "{command} {filter:?}");
+            assert!(
+                said.contains("no event names "),
+                "{command} {filter:?}: {said}"
+            );
+        }
+    }
     let bad = common::raysift(&["analyze", b, "--object", "fraud-scorer"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--object \"fraud-scorer\""));

@@ -320,8 +320,23 @@ fn a_file_used_as_evidence_is_never_called_unrecognised() {
     assert!(text.contains("CrashLoopBackOff"), "{text}");
     assert!(!text.contains(NOTICE), "{text}");
 
-    // Nothing recognised and nothing used: the notice lists the files.
+    // Nothing recognised, nothing used, nothing of Ray: no bundle at all (exit 2, named).
     std::fs::write(dir.join("paste.txt"), "hello\nworld\n").unwrap();
+    let got = common::raysift(&["analyze", d]);
+    assert_eq!(got.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&got.stderr);
+    assert!(
+        said.contains("not a KubeRay, Ray or Kubernetes bundle"),
+        "{said}"
+    );
+    assert!(said.contains("(paste.txt)"), "{said}");
+
+    // A Ray line in a form no parser knows, and no cause: the notice lists the files.
+    std::fs::write(
+        dir.join("paste.txt"),
+        "(scheduler +2h13m57s) Resized to 4 CPUs.\nthanks\n",
+    )
+    .unwrap();
     let text = common::raysift(&["analyze", d]);
     let text = String::from_utf8(text.stdout).unwrap();
     assert!(text.contains(NOTICE), "{text}");
