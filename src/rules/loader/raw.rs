@@ -1,0 +1,255 @@
+//! A pattern file read as TOML of the expected shape: `RawRule` and its parts, what serde
+//! reads before any value is checked; and the file's unknown keys.
+//!
+//! Invariant: an unknown key is a problem that names it (with its line), and is removed so
+//! that the rest of the file is still checked; a syntax error or a value of the wrong type
+//! stops there, as nothing after it can be trusted. The known keys of each table
+//! (`TOP_KEYS`, `SIGNAL_KEYS`, …) are the fields of its `Raw…` struct: a new field needs its
+//! key there too.
+
+use serde::Deserialize;
+
+use super::problems::{LoadError, Problems};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRule {
+    pub(super) code: String,
+    pub(super) id: String,
+    pub(super) name: String,
+    pub(super) severity: String,
+    pub(super) confidence: f64,
+    pub(super) title: String,
+    pub(super) summary: String,
+    pub(super) doc: String,
+    #[serde(default)]
+    pub(super) explains: Vec<String>,
+    #[serde(default)]
+    pub(super) remediation: Vec<String>,
+    #[serde(default)]
+    pub(super) references: Vec<String>,
+    #[serde(default, rename = "signal")]
+    pub(super) signals: Vec<RawSignal>,
+    #[serde(default)]
+    pub(super) when: Vec<RawWhen>,
+    #[serde(default, rename = "boost")]
+    pub(super) boosts: Vec<RawBoost>,
+    #[serde(default, rename = "sample")]
+    pub(super) samples: Vec<RawSample>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSignal {
+    pub(super) name: String,
+    #[serde(default)]
+    pub(super) description: String,
+    #[serde(default)]
+    pub(super) sources: Vec<String>,
+    #[serde(default)]
+    pub(super) level: Option<String>,
+    #[serde(default)]
+    pub(super) text: Vec<String>,
+    #[serde(default)]
+    pub(super) not_text: Vec<String>,
+    #[serde(default)]
+    pub(super) fields: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    pub(super) key: Option<String>,
+    #[serde(default)]
+    pub(super) case_sensitive: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawWhen {
+    pub(super) all: Vec<RawClause>,
+    #[serde(default)]
+    pub(super) confidence: Option<f64>,
+    #[serde(default)]
+    pub(super) summary: Option<String>,
+    #[serde(default)]
+    pub(super) note: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawClause {
+    #[serde(default)]
+    pub(super) count: Option<String>,
+    #[serde(default)]
+    pub(super) absent: Option<String>,
+    #[serde(default)]
+    pub(super) sequence: Option<Vec<String>>,
+    #[serde(default)]
+    pub(super) absent_after: Option<Vec<String>>,
+    #[serde(default)]
+    pub(super) span: Option<String>,
+    #[serde(default)]
+    pub(super) at_least: Option<toml::Value>,
+    #[serde(default)]
+    pub(super) at_most: Option<String>,
+    #[serde(default)]
+    pub(super) within: Option<String>,
+    #[serde(default)]
+    pub(super) join: bool,
+    #[serde(default)]
+    pub(super) until_first: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawBoost {
+    pub(super) signal: String,
+    pub(super) confidence: f64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSample {
+    pub(super) signal: String,
+    #[serde(default)]
+    pub(super) source: Option<String>,
+    #[serde(default)]
+    pub(super) level: Option<String>,
+    #[serde(default)]
+    pub(super) text: String,
+    #[serde(default)]
+    pub(super) fields: std::collections::BTreeMap<String, String>,
+    #[serde(default = "yes")]
+    pub(super) matches: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// The file as TOML of the expected shape, and its unknown keys (each named, with its line;
+/// the rest of the file is still checked without them). A syntax error or a value of the
+/// wrong type stops there: nothing after it can be trusted.
+pub(super) fn parse_raw(
+    origin: &str,
+    text: &str,
+) -> Result<(RawRule, Vec<LoadError>), Vec<LoadError>> {
+    let at = |e: &toml::de::Error| {
+        e.span().map(|s| {
+            text.get(..s.start)
+                .map_or(1, |t| t.matches('\n').count() + 1)
+        })
+    };
+    let fail = |e: toml::de::Error| {
+        vec![LoadError {
+            origin: origin.to_string(),
+            key: String::new(),
+            line: at(&e),
+            problem: e.message().to_string(),
+        }]
+    };
+    let mut table: toml::Table = toml::from_str(text).map_err(fail)?;
+    let mut p = Problems {
+        origin,
+        list: Vec::new(),
+    };
+    unknown_keys(&mut p, &mut table);
+    if p.list.is_empty() {
+        // Parsed from the text, a type error keeps its place in the file.
+        return toml::from_str::<RawRule>(text)
+            .map(|raw| (raw, Vec::new()))
+            .map_err(fail);
+    }
+    let unknown = p.into_lines(text);
+    match toml::Value::Table(table).try_into::<RawRule>() {
+        Ok(raw) => Ok((raw, unknown)),
+        Err(e) => Err(unknown.into_iter().chain(fail(e)).collect()),
+    }
+}
+
+/// The keys each table of a pattern file may hold (what `RawRule` and its parts accept).
+const TOP_KEYS: &[&str] = &[
+    "code",
+    "id",
+    "name",
+    "severity",
+    "confidence",
+    "title",
+    "summary",
+    "doc",
+    "explains",
+    "remediation",
+    "references",
+    "signal",
+    "when",
+    "boost",
+    "sample",
+];
+const SIGNAL_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "sources",
+    "level",
+    "text",
+    "not_text",
+    "fields",
+    "key",
+    "case_sensitive",
+];
+const WHEN_KEYS: &[&str] = &["all", "confidence", "summary", "note"];
+const CLAUSE_KEYS: &[&str] = &[
+    "count",
+    "absent",
+    "sequence",
+    "absent_after",
+    "span",
+    "at_least",
+    "at_most",
+    "within",
+    "join",
+    "until_first",
+];
+const BOOST_KEYS: &[&str] = &["signal", "confidence"];
+const SAMPLE_KEYS: &[&str] = &["signal", "source", "level", "text", "fields", "matches"];
+
+/// Names every key the file holds that no table of a pattern file knows, and removes it.
+fn unknown_keys(p: &mut Problems, top: &mut toml::Table) {
+    let check = |p: &mut Problems, prefix: &str, t: &mut toml::Table, known: &[&str]| {
+        let unknown: Vec<String> = t
+            .keys()
+            .filter(|k| !known.contains(&k.as_str()))
+            .cloned()
+            .collect();
+        for k in unknown {
+            let key = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            p.add(
+                key,
+                format!("unknown key {k:?} (known here: {})", known.join(", ")),
+            );
+            t.remove(&k);
+        }
+    };
+    check(p, "", top, TOP_KEYS);
+    for (name, known) in [
+        ("signal", SIGNAL_KEYS),
+        ("when", WHEN_KEYS),
+        ("boost", BOOST_KEYS),
+        ("sample", SAMPLE_KEYS),
+    ] {
+        let tables = top.get_mut(name).and_then(toml::Value::as_array_mut);
+        for (i, t) in tables.into_iter().flatten().enumerate() {
+            let Some(t) = t.as_table_mut() else { continue };
+            check(p, &format!("{name}[{i}]"), t, known);
+            if name != "when" {
+                continue;
+            }
+            let clauses = t.get_mut("all").and_then(toml::Value::as_array_mut);
+            for (j, c) in clauses.into_iter().flatten().enumerate() {
+                if let Some(c) = c.as_table_mut() {
+                    check(p, &format!("when[{i}].all[{j}]"), c, CLAUSE_KEYS);
+                }
+            }
+        }
+    }
+}
