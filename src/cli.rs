@@ -386,6 +386,9 @@ pub enum AnalyzeFormat {
 }
 
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Exit codes: 0 every bundle was analysed; 2 a bundle could not be (its line is an `error`: a mistyped path, no archive, nothing readable, no Ray bundle), no bundle was found, or the command line is wrong. Each line's `exit` is what `raysift analyze` exits with on that bundle."
+)]
 pub struct BatchArgs {
     /// Bundle files (one bundle each, whatever the name); directories; quoted patterns with `*`
     /// and `?`.

@@ -1124,18 +1124,24 @@ fn batch_archive(test: &str) -> common::Scratch {
     archive
 }
 
-/// Runs `raysift batch`; checks it exits 0 and writes nothing to standard error (no
-/// progress bar on a pipe); returns standard output.
+/// Runs `raysift batch`; checks it writes nothing to standard error (no progress bar on a
+/// pipe) and exits 2 exactly when a line it wrote is an error (0 otherwise); returns
+/// standard output.
 fn batch_stdout(args: &[&str]) -> String {
     let mut all = vec!["batch"];
     all.extend_from_slice(args);
     let out = common::raysift(&all);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{all:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let errors = text.lines().any(|l| l.contains(r#""status":"error""#));
+    let to_file = args.contains(&"--out");
+    if !to_file {
+        assert_eq!(
+            out.status.code(),
+            Some(if errors { 2 } else { 0 }),
+            "{all:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
     assert!(
         out.stderr.is_empty(),
         "{all:?} wrote to stderr: {}",
@@ -1228,7 +1234,22 @@ fn batch_writes_one_line_per_bundle_with_the_corpus_causes() {
     }
     // --top limits the causes, and what --summary counts agrees with the lines.
     let out = common::raysift(&["batch", a, "--top", "1", "--summary"]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.status.code(), Some(2), "x.tar.gz is no archive");
+    // Each line names the first object of its first cause, and when the incident began.
+    let first = batch_lines(&String::from_utf8_lossy(&out.stdout))
+        .into_iter()
+        .find(|l| {
+            l["path"]
+                .as_str()
+                .unwrap()
+                .ends_with("handmade-agent-died.tar.gz")
+        })
+        .unwrap();
+    assert!(
+        first["object"].as_str().unwrap().starts_with("RayService "),
+        "{first}"
+    );
+    assert!(first["at"].as_str().unwrap().starts_with("20"), "{first}");
     let lines = batch_lines(&String::from_utf8(out.stdout).unwrap());
     assert!(lines
         .iter()
@@ -1365,26 +1386,38 @@ fn batch_summary_counts_bundles_per_cause() {
         .filter(|l| !l.starts_with("(no cause)"))
         .map(|l| l.split_whitespace().collect())
         .collect();
-    assert_eq!(rows[0], ["cause", "severity", "bundles"]);
+    assert_eq!(rows[0], ["cause", "severity", "first", "bundles"]);
     assert!(
-        rows.contains(&vec!["dashboard_agent_died_after_deploy", "critical", "1"]),
+        rows.contains(&vec![
+            "dashboard_agent_died_after_deploy",
+            "critical",
+            "1",
+            "1"
+        ]),
         "{summary}"
     );
     assert!(
-        rows.contains(&vec!["dashboard_startup_transient", "info", "2"]),
+        rows.contains(&vec!["dashboard_startup_transient", "info", "0", "2"]),
         "{summary}"
     );
     assert!(
-        rows.contains(&vec!["image_pull_failure", "error", "1"]),
+        rows.contains(&vec!["image_pull_failure", "error", "1", "1"]),
         "{summary}"
     );
-    // Actionable causes first, benign ones after; each by count, then id.
-    let counts: Vec<(bool, std::cmp::Reverse<u32>, &str)> = rows[1..]
+    // The gravest first; within a severity, the causes that led the most bundles, then by
+    // bundles, then id: a root cause is never below the generic findings beside it.
+    let rank = |s: &str| {
+        ["critical", "error", "warning", "info"]
+            .iter()
+            .position(|x| *x == s)
+    };
+    let counts: Vec<_> = rows[1..]
         .iter()
         .map(|r| {
             (
-                r[1] == "info",
-                std::cmp::Reverse(r[2].parse().unwrap()),
+                rank(r[1]).unwrap(),
+                std::cmp::Reverse(r[2].parse::<u32>().unwrap()),
+                std::cmp::Reverse(r[3].parse::<u32>().unwrap()),
                 r[0],
             )
         })
@@ -1403,9 +1436,10 @@ fn batch_summary_counts_bundles_per_cause() {
         summary.contains("4 bundles: 3 ok, 1 error, 0 skipped as done;"),
         "{summary}"
     );
-    // Without --out, standard output holds only the lines; the summary is on stderr.
+    // Without --out, standard output holds only the lines; the summary is on stderr. A
+    // bundle that could not be analysed makes the run exit 2.
     let out = common::raysift(&["batch", a, "--summary"]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         batch_lines(&String::from_utf8(out.stdout).unwrap()).len(),
         4

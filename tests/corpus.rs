@@ -247,3 +247,33 @@ fn the_text_report_shows_every_evidence_line() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Every format opens with the same verdict: where no cause is above `info` (healthy and
+/// benign bundles), text, markdown and HTML all say so before they list benign findings.
+#[test]
+fn every_format_gives_a_healthy_bundle_the_same_verdict() {
+    let mut healthy = 0;
+    for bundle in common::corpus_bundles() {
+        let path = bundle.to_str().unwrap();
+        let json = common::raysift(&["analyze", path, "--format", "json"]);
+        let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        let causes = report["causes"].as_array().cloned().unwrap_or_default();
+        if causes.iter().any(|c| c["severity"] != "info") {
+            continue;
+        }
+        healthy += 1;
+        for format in ["text", "markdown", "html"] {
+            let out = common::raysift(&["analyze", path, "--format", format, "--color", "never"]);
+            let out = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.contains("No cause found above info"),
+                "{}: {format} gives no verdict",
+                bundle.display()
+            );
+        }
+    }
+    assert!(
+        healthy >= 5,
+        "only {healthy} healthy or benign bundles in the corpus"
+    );
+}

@@ -46,7 +46,7 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 use crate::analysis::Analysis;
-use crate::exit::{exit_code, Failure};
+use crate::exit::{exit_code, Failure, EXIT_UNREADABLE};
 
 use inputs::Input;
 pub use inputs::Shard;
@@ -114,6 +114,13 @@ fn analyse(input: &Input, ctx: &Context) -> Outcome {
                 })
                 .collect(),
             error: None,
+            object: kept
+                .first()
+                .and_then(|c| c.objects.first())
+                .map(ToString::to_string),
+            at: kept
+                .first()
+                .and_then(|c| c.all_evidence().filter_map(|e| e.ts.clone()).min()),
             complete: report.bundle.complete,
             diagnostics: report.diagnostics.len(),
             bundle_bytes,
@@ -216,7 +223,8 @@ where
 pub fn run(cfg: &Config, analysis: &Analysis) -> Result<ExitCode, Failure> {
     let started = Instant::now();
     let mut inputs = list_inputs(&cfg.inputs);
-    if inputs.is_empty() {
+    let found = !inputs.is_empty();
+    if !found {
         eprintln!("raysift: no bundle found");
     }
     if let Some(shard) = cfg.shard {
@@ -256,12 +264,14 @@ pub fn run(cfg: &Config, analysis: &Analysis) -> Result<ExitCode, Failure> {
     };
     let mut progress = Progress::new(inputs.len());
     let mut tally = Tally::default();
+    let mut failed = false;
     let result = run_jobs(
         &inputs,
         cfg.jobs,
         |input| analyse(input, &ctx),
         |o| progress.done(o),
         |o| {
+            failed |= o.line.status != "ok";
             tally.add(&o);
             let mut bytes = serde_json::to_vec(&o.line).map_err(io::Error::from)?;
             bytes.push(b'\n');
@@ -287,5 +297,10 @@ pub fn run(cfg: &Config, analysis: &Analysis) -> Result<ExitCode, Failure> {
             tally.write(&mut io::stderr().lock(), skipped, elapsed)?;
         }
     }
-    Ok(ExitCode::SUCCESS)
+    // A mistyped path, or a bundle that could not be analysed, must not pass for success.
+    Ok(if failed || !found {
+        ExitCode::from(EXIT_UNREADABLE)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -29,6 +29,12 @@ pub(super) struct Line {
     pub(super) causes: Vec<CauseLine>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) error: Option<String>,
+    /// The first object the first cause concerns (`RayService default/fraud-scorer`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) object: Option<String>,
+    /// When the incident began: the earliest time of the first cause's evidence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) at: Option<String>,
     /// Whether every part of the bundle was read (false on an error line).
     pub(super) complete: bool,
     /// How many diagnostics the report has (problems with the bundle's content).
@@ -71,6 +77,8 @@ impl Outcome {
                 exit: EXIT_UNREADABLE,
                 causes: Vec::new(),
                 error: Some(error),
+                object: None,
+                at: None,
                 complete: false,
                 diagnostics: 0,
                 bundle_bytes,

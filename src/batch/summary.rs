@@ -1,6 +1,6 @@
 //! What a run shows besides its lines: the `--summary` table (`Tally`: the bundles each
-//! cause was listed for, actionable causes before benign ones, the errors no rule
-//! recognised, the failed bundles, the totals), the progress bar, drawn only when standard
+//! cause was listed for and led, the gravest first, the errors no rule recognised, the failed
+//! and the incomplete bundles, the totals), the progress bar, drawn only when standard
 //! error is a terminal (`Progress`), and the `--dry-run` plan (`write_plan`).
 //!
 //! Invariant: the summary counts the causes each line lists (the top ones, by `--top`), so
@@ -26,8 +26,12 @@ pub(super) struct Tally {
     bytes: u64,
     /// Cause id → bundles that had it, highest severity seen.
     causes: BTreeMap<String, (usize, Severity)>,
+    /// Cause id → bundles whose line lists it first.
+    first: BTreeMap<String, usize>,
     /// Path and error of each failed bundle, in input order.
     failed: Vec<(String, String)>,
+    /// Paths of the `ok` bundles that could not be read in full, in input order.
+    incomplete_paths: Vec<String>,
     /// Unrecognised template → (bundles that had it, records in all).
     templates: BTreeMap<String, (usize, usize)>,
 }
@@ -45,6 +49,7 @@ impl Tally {
             self.ok += 1;
             if !o.line.complete {
                 self.incomplete += 1;
+                self.incomplete_paths.push(o.line.path.clone());
             }
             if o.causes.is_empty() {
                 self.no_cause += 1;
@@ -55,6 +60,9 @@ impl Tally {
                 o.line.path.clone(),
                 o.line.error.clone().unwrap_or_default(),
             ));
+        }
+        if let Some((id, _)) = o.causes.first() {
+            *self.first.entry(id.clone()).or_default() += 1;
         }
         let ids: BTreeMap<&str, Severity> =
             o.causes.iter().map(|(id, s)| (id.as_str(), *s)).collect();
@@ -79,12 +87,15 @@ impl Tally {
         skipped: usize,
         elapsed: Duration,
     ) -> io::Result<()> {
+        let first = |id: &str| self.first.get(id).copied().unwrap_or(0);
         let mut rows: Vec<(&String, &(usize, Severity))> = self.causes.iter().collect();
-        // Actionable causes first, benign (info) ones after; each by bundles, then id.
-        let benign = |sev: Severity| sev == Severity::Info;
+        // The gravest first (benign `info` last); within a severity, the causes that came
+        // first in the most bundles (root causes before the generic findings beside them),
+        // then by bundles, then id.
         rows.sort_by(|a, b| {
-            benign(a.1 .1)
-                .cmp(&benign(b.1 .1))
+            b.1 .1
+                .cmp(&a.1 .1)
+                .then(first(b.0).cmp(&first(a.0)))
                 .then(b.1 .0.cmp(&a.1 .0))
                 .then(a.0.cmp(b.0))
         });
@@ -96,14 +107,23 @@ impl Tally {
             .max(NO_CAUSE.len());
         writeln!(
             w,
-            "{:<width$}  {:<8}  {:>7}",
-            "cause", "severity", "bundles"
+            "{:<width$}  {:<8}  {:>5}  {:>7}",
+            "cause", "severity", "first", "bundles"
         )?;
         for (id, (count, sev)) in &rows {
-            writeln!(w, "{id:<width$}  {:<8}  {count:>7}", sev.as_str())?;
+            writeln!(
+                w,
+                "{id:<width$}  {:<8}  {:>5}  {count:>7}",
+                sev.as_str(),
+                first(id)
+            )?;
         }
         if self.no_cause > 0 {
-            writeln!(w, "{NO_CAUSE:<width$}  {:<8}  {:>7}", "-", self.no_cause)?;
+            writeln!(
+                w,
+                "{NO_CAUSE:<width$}  {:<8}  {:>5}  {:>7}",
+                "-", "-", self.no_cause
+            )?;
         }
         if !self.templates.is_empty() {
             // Where the next rule is: errors no rule explains, in the most bundles.
@@ -121,6 +141,15 @@ impl Tally {
             writeln!(w, "\nfailed bundles")?;
             for (path, error) in &self.failed {
                 writeln!(w, "  {path}: {error}")?;
+            }
+        }
+        if !self.incomplete_paths.is_empty() {
+            writeln!(
+                w,
+                "\nincomplete bundles (part could not be read; see each line)"
+            )?;
+            for path in &self.incomplete_paths {
+                writeln!(w, "  {path}")?;
             }
         }
         let secs = elapsed.as_secs_f64();

@@ -293,6 +293,8 @@ fn ok_outcome(input: &Input) -> Outcome {
             exit: 0,
             causes: Vec::new(),
             error: None,
+            object: None,
+            at: None,
             complete: true,
             diagnostics: 0,
             bundle_bytes: 1,
@@ -409,16 +411,17 @@ fn summary_counts_bundles_per_cause() {
     t.write(&mut buf, 2, Duration::from_secs(1)).unwrap();
     let text = String::from_utf8(buf).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    // The benign id seen in the most bundles comes after the actionable ones; the bundles
-    // with no cause have their own row.
+    // The gravest first: the benign id seen in the most bundles comes after the actionable
+    // ones; `first` counts the bundles each cause led; the bundles with no cause have their
+    // own row.
     assert_eq!(
         lines[..5],
         [
-            "cause       severity  bundles",
-            "b_cause     critical        2",
-            "a_cause     error           1",
-            "z_benign    info            3",
-            "(no cause)  -               2",
+            "cause       severity  first  bundles",
+            "b_cause     critical      2        2",
+            "a_cause     error         0        1",
+            "z_benign    info          1        3",
+            "(no cause)  -             -        2",
         ]
     );
     assert!(text.contains("failed bundles\n  x.tar.gz: not an archive\n"));

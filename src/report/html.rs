@@ -208,13 +208,13 @@ pub fn write(w: &mut dyn Write, report: &Report) -> io::Result<()> {
 
 fn write_summary(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     writeln!(w, "<section id=\"summary\">\n<h2>Summary</h2>")?;
+    // The verdict every format opens with: benign findings are listed, but they are no cause.
+    if !report.causes.iter().any(|c| c.severity > Severity::Info) {
+        let sentence = crate::report::no_cause_sentence(report);
+        writeln!(w, "<p class=\"verdict\">{}</p>", esc(&sentence))?;
+    }
     if report.causes.is_empty() {
-        let sentence = if report.bundle.complete {
-            "No cause found: nothing in the bundle points to a failure.".to_string()
-        } else {
-            crate::report::no_cause_sentence(report)
-        };
-        writeln!(w, "<p>{}</p>\n</section>", esc(&sentence))?;
+        writeln!(w, "</section>")?;
         return Ok(());
     }
     writeln!(

@@ -52,16 +52,11 @@ pub fn write(w: &mut dyn Write, report: &Report) -> io::Result<()> {
         writeln!(w, "{}\n", inline(&zones))?;
     }
 
-    if report.causes.is_empty() {
-        if report.bundle.complete {
-            writeln!(
-                w,
-                "No cause found: nothing in the bundle points to a failure.\n"
-            )?;
-        } else {
-            writeln!(w, "{}\n", crate::report::no_cause_sentence(report))?;
-        }
-    } else {
+    // The verdict every format opens with: benign findings are listed, but they are no cause.
+    if !report.causes.iter().any(|c| c.severity > Severity::Info) {
+        writeln!(w, "{}\n", crate::report::no_cause_sentence(report))?;
+    }
+    if !report.causes.is_empty() {
         writeln!(w, "| # | Severity | Confidence | Cause | Id |")?;
         writeln!(w, "|--:|---|--:|---|---|")?;
         for c in &report.causes {

@@ -73,7 +73,8 @@ pub fn write(w: &mut dyn Write, report: &Report, opts: TextOptions) -> io::Resul
             writeln!(w, "  … and {} more", report.inventory.files - 20)?;
         }
         writeln!(w, "Expected: operator logs, Ray logs (/tmp/ray/session_latest/logs), kubectl describe or get output.")?;
-    } else if real.is_empty() {
+    }
+    if real.is_empty() {
         writeln!(w)?;
         para(w, opts, "", "", &crate::report::no_cause_sentence(report))?;
     }
