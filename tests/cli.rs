@@ -839,6 +839,32 @@ fn broken_user_pattern_names_file_and_key() {
     ] {
         assert!(err.contains(&want), "{want:?} missing from:\n{err}");
     }
+    // A misspelt required key hides nothing: the key is named as unknown, the missing one as
+    // missing (with its table's line), and the bad regex and the placeholder are still found.
+    let misspelt = dsh.replacen("severity =", "severty =", 1);
+    std::fs::write(dir.join("dsh004.toml"), &misspelt).unwrap();
+    std::fs::remove_file(dir.join("ZZZ001-broken.toml")).unwrap();
+    let out = common::raysift(&["check-patterns", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    for want in [
+        format!(
+            "dsh004.toml:{}: severty: unknown key",
+            line_of("severity =")
+        ),
+        "dsh004.toml:1: severity: missing key \"severity\"".to_string(),
+        format!(
+            "dsh004.toml:{}: summary: {{count:nosuch}}",
+            line_of("nosuch")
+        ),
+        format!(
+            "dsh004.toml:{}: signal[0].text[0]: bad regex",
+            line_of("(unclosed")
+        ),
+    ] {
+        assert!(err.contains(&want), "{want:?} missing from:\n{err}");
+    }
+    std::fs::write(dir.join("ZZZ001-broken.toml"), "code = \"ZZZ001\"\nid = \"x\"\nname = \"n\"\nseverity = \"fatal\"\nconfidence = 0.5\ntitle = \"t\"\nsummary = \"s\"\ndoc = \"\"\n").unwrap();
     // One file alone is checked too; an empty directory is an error, for --patterns as well.
     let one = dir.join("ZZZ001-broken.toml");
     let out = common::raysift(&["check-patterns", one.to_str().unwrap()]);

@@ -273,6 +273,10 @@ fn load_rule_with(origin: &str, text: &str, checked: bool) -> Result<Rule, Vec<L
             samples,
             origin: origin.to_string(),
         }),
-        _ => Err(unknown.into_iter().chain(p.into_lines(text)).collect()),
+        _ => {
+            // A missing key was given a stand-in: what the stand-in raises is not the file's.
+            p.list.retain(|e| !unknown.iter().any(|u| u.key == e.key));
+            Err(unknown.into_iter().chain(p.into_lines(text)).collect())
+        }
     }
 }

@@ -65,7 +65,7 @@ impl Problems<'_> {
 
 /// The line (from 1) of a problem's key in the file: `signal[1].text[0]` is the line of the
 /// second `[[signal]]`'s first `text` regex; a key that is not in the file (a missing one)
-/// gives the line of its nearest table.
+/// gives the line of its nearest table, or the first line at the top.
 fn key_line(text: &str, doc: &toml_edit::ImDocument<&str>, key: &str) -> Option<usize> {
     use toml_edit::{Item, Table, TableLike, Value};
     enum Node<'a> {
@@ -109,6 +109,7 @@ fn key_line(text: &str, doc: &toml_edit::ImDocument<&str>, key: &str) -> Option<
             _ => break,
         }
     }
-    let start = span?.start;
+    // A top-level key that is not in the file: the file's first line.
+    let start = span.map_or(0, |s| s.start);
     Some(text.get(..start).map_or(1, |t| t.matches('\n').count() + 1))
 }

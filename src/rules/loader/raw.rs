@@ -2,8 +2,9 @@
 //! reads before any value is checked; and the file's unknown keys.
 //!
 //! Invariant: an unknown key is a problem that names it (with its line), and is removed so
-//! that the rest of the file is still checked; a syntax error or a value of the wrong type
-//! stops there, as nothing after it can be trusted. The known keys of each table
+//! that the rest of the file is still checked; a missing required key is a problem too, and
+//! gets a stand-in so that the rest is still checked (what the stand-in raises is dropped); a
+//! syntax error or a value of the wrong type stops there, as nothing after it can be trusted. The known keys of each table
 //! (`TOP_KEYS`, `SIGNAL_KEYS`, …) are the fields of its `Raw…` struct: a new field needs its
 //! key there too.
 
@@ -151,6 +152,7 @@ pub(super) fn parse_raw(
         list: Vec::new(),
     };
     unknown_keys(&mut p, &mut table);
+    missing_keys(&mut p, &mut table);
     if p.list.is_empty() {
         // Parsed from the text, a type error keeps its place in the file.
         return toml::from_str::<RawRule>(text)
@@ -208,6 +210,69 @@ const CLAUSE_KEYS: &[&str] = &[
 ];
 const BOOST_KEYS: &[&str] = &["signal", "confidence"];
 const SAMPLE_KEYS: &[&str] = &["signal", "source", "level", "text", "fields", "matches"];
+
+/// The keys each table must hold, with a stand-in value for each: a missing key is named
+/// (with the line of its table) and given the stand-in, so the rest of the file is still
+/// checked. Problems the stand-in itself would raise are left to the caller to drop: they
+/// carry the missing key's name.
+const REQUIRED: &[(&str, &[&str])] = &[
+    (
+        "",
+        &[
+            "code",
+            "id",
+            "name",
+            "severity",
+            "confidence",
+            "title",
+            "summary",
+            "doc",
+        ],
+    ),
+    ("signal", &["name"]),
+    ("when", &["all"]),
+    ("boost", &["signal", "confidence"]),
+    ("sample", &["signal"]),
+];
+
+/// A stand-in for a missing required key, of the type serde expects.
+fn stand_in(key: &str) -> toml::Value {
+    match key {
+        "confidence" => toml::Value::Float(0.5),
+        "all" => toml::Value::Array(Vec::new()),
+        _ => toml::Value::String(String::new()),
+    }
+}
+
+/// Names every required key a table lacks, and gives it a stand-in.
+fn missing_keys(p: &mut Problems, top: &mut toml::Table) {
+    let check = |p: &mut Problems, prefix: &str, t: &mut toml::Table, required: &[&str]| {
+        for k in required {
+            if t.contains_key(*k) {
+                continue;
+            }
+            let key = if prefix.is_empty() {
+                k.to_string()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            p.add(key, format!("missing key {k:?}: it is required here"));
+            t.insert(k.to_string(), stand_in(k));
+        }
+    };
+    for (name, required) in REQUIRED {
+        if name.is_empty() {
+            check(p, "", top, required);
+            continue;
+        }
+        let tables = top.get_mut(*name).and_then(toml::Value::as_array_mut);
+        for (i, t) in tables.into_iter().flatten().enumerate() {
+            if let Some(t) = t.as_table_mut() {
+                check(p, &format!("{name}[{i}]"), t, required);
+            }
+        }
+    }
+}
 
 /// Names every key the file holds that no table of a pattern file knows, and removes it.
 fn unknown_keys(p: &mut Problems, top: &mut toml::Table) {
