@@ -17,7 +17,7 @@
 //! writes an output: a report goes back to the caller, which renders it.
 
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use crate::diag::Diagnostic;
@@ -44,7 +44,11 @@ pub trait Progress: Send + Sync {
 
 /// How to analyse bundles: the rules and how to read; one `Analysis` runs on many bundles.
 pub struct Analysis {
-    engine: Engine,
+    /// The rules, until the engine is built from them.
+    rules: Mutex<Option<Vec<Rule>>>,
+    /// Built once the first bundle is read, not before: its matchers (a case-insensitive
+    /// automaton over every literal) would otherwise add to the read's peak memory.
+    engine: OnceLock<Engine>,
     load: LoadConfig,
     time: TimeConfig,
     fail_on: Severity,
@@ -73,7 +77,8 @@ impl Analysis {
     pub fn new(rules: Vec<Rule>, mut load: LoadConfig, time: TimeConfig) -> Analysis {
         load.sieve = Some(Arc::new(Sieve::new(&rules)));
         Analysis {
-            engine: Engine::new(rules),
+            rules: Mutex::new(Some(rules)),
+            engine: OnceLock::new(),
             load,
             time,
             fail_on: Severity::Warning,
@@ -114,9 +119,12 @@ impl Analysis {
         self
     }
 
-    /// The rules' engine (the library's rules).
+    /// The rules' engine (the library's rules), built on first use.
     pub fn engine(&self) -> &Engine {
-        &self.engine
+        self.engine.get_or_init(|| {
+            let rules = self.rules.lock().ok().and_then(|mut r| r.take());
+            Engine::new(rules.unwrap_or_default())
+        })
     }
 
     /// Analyses the bundle at `path`, stage by stage.
@@ -134,7 +142,7 @@ impl Analysis {
             Some(f) if !narrow(&mut tl, f) => Some(f.nothing_named()),
             _ => None,
         };
-        let (mut report, failing) = rank_timeline(&tl, &self.engine, self.fail_on, started);
+        let (mut report, failing) = rank_timeline(&tl, self.engine(), self.fail_on, started);
         report.bundle.filter = self.filter.clone();
         let unreadable = unnamed.or_else(|| tl.unreadable(path)).or_else(|| {
             // The sieved read kept few lines of files nothing matched: before refusing the
