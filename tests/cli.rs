@@ -225,13 +225,8 @@ fn a_bundle_with_nothing_readable_exits_2_not_0() {
     let empty = out.join("empty");
     std::fs::create_dir_all(&empty).unwrap();
     let garbage = out.join("x.tar.gz");
-    std::fs::write(
-        &garbage,
-        (0u32..4096)
-            .map(|i| (i * 7919 % 251) as u8)
-            .collect::<Vec<u8>>(),
-    )
-    .unwrap();
+    let random: Vec<u8> = (0u32..4096).map(|i| (i * 7919 % 251) as u8).collect();
+    std::fs::write(&garbage, &random).unwrap();
     let corrupt = out.join("y.tar.gz");
     std::fs::write(&corrupt, b"\x1f\x8b\x08\x00garbage").unwrap();
     // What is no Ray, KubeRay or Kubernetes bundle: a note, a folder of other things, random
@@ -243,13 +238,7 @@ fn a_bundle_with_nothing_readable_exits_2_not_0() {
     std::fs::write(etc.join("hosts"), "127.0.0.1 localhost\n::1 localhost\n").unwrap();
     std::fs::write(etc.join("motd"), "Welcome.\n").unwrap();
     let noise = out.join("noise.bin");
-    std::fs::write(
-        &noise,
-        (0u32..4096)
-            .map(|i| (i * 7919 % 251) as u8)
-            .collect::<Vec<u8>>(),
-    )
-    .unwrap();
+    std::fs::write(&noise, &random).unwrap();
     let not_ray = "not a KubeRay, Ray or Kubernetes bundle";
     for (bundle, why) in [
         (&empty, "nothing readable in the bundle"),

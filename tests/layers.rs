@@ -47,18 +47,7 @@ struct Source {
 
 fn sources() -> BTreeMap<PathBuf, Source> {
     let src = common::root().join("src");
-    let mut files = Vec::new();
-    let mut stack = vec![src.clone()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).expect("src readable").flatten() {
-            let p = entry.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|e| e == "rs") {
-                files.push(p);
-            }
-        }
-    }
+    let files = common::source_files();
     let mut test_files = BTreeSet::new();
     let mut out = BTreeMap::new();
     for p in files {

@@ -71,18 +71,10 @@ fn every_catalogue_id_has_a_rule() {
 #[test]
 fn every_module_has_a_doc() {
     let mut missing = Vec::new();
-    let mut stack = vec![common::root().join("src")];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).expect("src readable").flatten() {
-            let p = entry.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|e| e == "rs") {
-                let text = std::fs::read_to_string(&p).expect("readable");
-                if !text.trim_start().starts_with("//!") {
-                    missing.push(p.display().to_string());
-                }
-            }
+    for p in common::source_files() {
+        let text = std::fs::read_to_string(&p).expect("readable");
+        if !text.trim_start().starts_with("//!") {
+            missing.push(p.display().to_string());
         }
     }
     missing.sort();

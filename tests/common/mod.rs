@@ -19,6 +19,23 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Every `.rs` file under `src/`, in no particular order.
+pub fn source_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![root().join("src")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                files.push(p);
+            }
+        }
+    }
+    files
+}
+
 /// The corpus's bundles (its folders), sorted.
 pub fn corpus_bundles() -> Vec<PathBuf> {
     let mut bundles: Vec<PathBuf> = std::fs::read_dir(root().join("corpus"))
