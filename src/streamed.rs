@@ -345,6 +345,7 @@ pub fn timeline(
     // Redacted or text: each event made owned. JSON lines gather here and go out in large
     // writes.
     let mut lines: Vec<u8> = Vec::with_capacity(LINES_BYTES + (1 << 16));
+    let mut marks = crate::report::TimeMarks::default();
     spill.merge_refs(&resolution, &ids, &mut |ev, _| {
         if !shown(ev.file, ev.ts) {
             return Ok(());
@@ -354,12 +355,19 @@ pub fn timeline(
             r.event_in_sequence(&mut ev);
         }
         if !json {
+            if let Some(t) = ev.ts {
+                marks.see_quality(t.quality.as_str());
+            }
             return crate::report::timeline::write_text(out, &timeline, &[&ev], style);
         }
         json_lines.push(&mut lines, &ev.view());
         write_when_full(out, &mut lines)
     })?;
     out.write_all(&lines)?;
+    // The text marks approximate and assumed times as `analyze` does, with its legend.
+    if let Some(legend) = marks.legend() {
+        writeln!(out, "\n{legend}")?;
+    }
     let mut diagnostics = timeline.diagnostics;
     if let Some(r) = &mut redactor {
         for d in &mut diagnostics {

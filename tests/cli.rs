@@ -2215,3 +2215,35 @@ fn timeline_text_shows_what_explains_an_event_and_grep_matches_what_is_shown() {
     );
     assert!(common::schema_errors("timeline", &v).is_empty());
 }
+
+/// The timeline text marks times as `analyze` does: `~` before a time from a kubectl age (to
+/// the second, no milliseconds borrowed from the capture time), `?` after a zone-less time
+/// read as UTC, `(no time)` where there is none, and the same legend at the end.
+#[test]
+fn timeline_text_marks_times_as_analyze_does() {
+    let b = common::root().join("corpus/handmade-agent-died");
+    let out = common::raysift(&["timeline", b.to_str().unwrap(), "--color", "never"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let first_word = |l: &str| l.split_whitespace().next().unwrap_or("").to_string();
+    let approximate: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with('~'))
+        .map(first_word)
+        .collect();
+    assert!(!approximate.is_empty(), "no approximate time shown");
+    for t in &approximate {
+        assert!(t.ends_with('Z') && !t.contains('.'), "{t}");
+    }
+    assert!(
+        text.lines().any(|l| first_word(l).ends_with("Z?")),
+        "no assumed-UTC time marked"
+    );
+    assert!(text.lines().any(|l| l.starts_with("(no time) ")));
+    assert!(!text.lines().any(|l| l.starts_with("- ")), "a `-` time");
+    let legend = text.lines().last().unwrap();
+    assert!(
+        legend.starts_with("Times: ~ marks") && legend.contains("? marks"),
+        "{legend}"
+    );
+}

@@ -740,6 +740,9 @@ fn json_u32(out: &mut Vec<u8>, mut v: u32) {
     out.extend_from_slice(digits.get(at..).unwrap_or_default());
 }
 
+/// What the time column says of an event without a time (a `-` read like a list item).
+pub const NO_TIME: &str = "(no time)";
+
 /// Writes aligned text: time, file:line, source, level, component, message, then the fields
 /// that explain the event (`explain::shown_fields`): short ones on the line as `key=value`,
 /// long ones indented below it as `key: value`. Continuation lines are indented under the
@@ -751,7 +754,12 @@ pub fn write_text(
     style: Style,
 ) -> io::Result<()> {
     for ev in events {
-        let ts = ev.ts.map_or_else(|| "-".to_string(), |t| t.rfc3339());
+        // Marked as `analyze` marks them: `~` an age-derived time (to the second), `?` a
+        // zone-less one read as UTC.
+        let ts = ev.ts.map_or_else(
+            || NO_TIME.to_string(),
+            |t| crate::report::mark_time(&t.rfc3339(), t.quality.as_str()),
+        );
         let place = format!(
             "{}:{}",
             tl.file(ev.file).map_or("?", |f| f.path.as_str()),
