@@ -2247,3 +2247,29 @@ fn timeline_text_marks_times_as_analyze_does() {
         "{legend}"
     );
 }
+
+/// A message repeated word for word in a cause's evidence is shown once in the text, with how
+/// many times, its first and last time and where the last one is.
+#[test]
+fn repeated_evidence_is_shown_once_with_its_count() {
+    let b = common::root().join("corpus/handmade-agent-died");
+    let out = common::raysift(&["analyze", b.to_str().unwrap(), "--color", "never"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains(
+            "(×2, 2023-08-22T16:06:03.613Z – 2023-08-22T16:09:39.209Z; the last at operator-log.txt:3781)"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("operator-log.txt:3781 "), "{text}");
+    // The JSON keeps every evidence line.
+    let out = common::raysift(&["analyze", b.to_str().unwrap(), "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let lines: Vec<u64> = v["causes"][0]["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["line"].as_u64().unwrap())
+        .collect();
+    assert!(lines.contains(&3781), "{lines:?}");
+}

@@ -6,6 +6,7 @@ use std::io::{self, Write};
 
 use crate::model::{Cause, Evidence, Report};
 use crate::report::style::Style;
+use crate::report::timeline::NO_TIME;
 use crate::report::wrap::wrap;
 use crate::report::{TextOptions, TimeMarks};
 use crate::rules::Severity;
@@ -258,7 +259,15 @@ fn write_cause(
     if !c.evidence.is_empty() {
         writeln!(w, "   {}", style.bold("Evidence:"))?;
         let mut last_meaning = "";
-        for e in &c.evidence {
+        // A message repeated word for word is shown once, with how many times and when.
+        let mut i = 0;
+        while i < c.evidence.len() {
+            let e = &c.evidence[i];
+            let same = c.evidence[i..]
+                .iter()
+                .take_while(|o| o.text == e.text && o.meaning == e.meaning)
+                .count();
+            i += same;
             if e.meaning != last_meaning && !e.meaning.is_empty() {
                 for (i, line) in wrap_opt(opts, &e.meaning, 7, 7).iter().enumerate() {
                     let line = if i == 0 {
@@ -271,6 +280,23 @@ fn write_cause(
                 last_meaning = &e.meaning;
             }
             write_evidence(w, e, opts, "     ", marks)?;
+            if same > 1 {
+                let last = &c.evidence[i - 1];
+                marks.see(last);
+                let when = |e: &Evidence| {
+                    crate::report::shown_time(e).unwrap_or_else(|| NO_TIME.to_string())
+                };
+                let note = format!(
+                    "(×{same}, {} – {}; the last at {}:{})",
+                    when(e),
+                    when(last),
+                    last.file,
+                    last.line
+                );
+                for line in wrap_opt(opts, &note, 9, 9) {
+                    writeln!(w, "         {}", style.dim(&line))?;
+                }
+            }
         }
     }
     if !c.symptoms.is_empty() {
@@ -316,7 +342,7 @@ fn write_evidence(
 ) -> io::Result<()> {
     let style = opts.style;
     marks.see(e);
-    let ts = crate::report::shown_time(e).unwrap_or_else(|| "-".to_string());
+    let ts = crate::report::shown_time(e).unwrap_or_else(|| NO_TIME.to_string());
     let ts = ts.as_str();
     let place = format!("{}:{}", e.file, e.line);
     let mut lines = e.text.lines();
