@@ -713,8 +713,9 @@ impl<'a> Walker<'a> {
             return Got::Refused;
         }
         let cap = self.read_cap();
-        // Trust the declared size only so far: a hostile header could claim terabytes.
-        let hint = exact.unwrap_or(0).min(cap).min(64 << 20);
+        // Trust the declared size only so far: a hostile header could claim terabytes. What
+        // is allocated follows the bytes that really come, beyond a first megabyte.
+        let hint = exact.unwrap_or(0).min(cap).min(1 << 20);
         let mut data = Vec::with_capacity(usize::try_from(hint).unwrap_or(0));
         let result = reader.take(cap.saturating_add(1)).read_to_end(&mut data);
         if data.len() as u64 > cap {

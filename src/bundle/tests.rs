@@ -1802,9 +1802,17 @@ fn a_zip_inflates_to_at_most_its_ratio_in_all() {
     );
     let total: usize = entries.iter().map(|e| e.bytes.len()).sum();
     assert!(total <= (64 << 20) + 10 * 100_000, "{total}");
-    assert_eq!(summary.diagnostics.len(), 1, "{:?}", summary.diagnostics);
+    // The entry the budget ran out in is read up to it and named; then the archive stops.
+    assert_eq!(summary.diagnostics.len(), 2, "{:?}", summary.diagnostics);
     assert!(
         summary.diagnostics[0]
+            .problem
+            .contains("the archive's inflation budget ran out inside this entry"),
+        "{:?}",
+        summary.diagnostics
+    );
+    assert!(
+        summary.diagnostics[1]
             .problem
             .starts_with("entries inflate to more than 10 times the archive's size; stopped at "),
         "{:?}",
@@ -2043,4 +2051,59 @@ fn pieces_of_reused_buffers_hold_the_file_and_nothing_else() {
     assert!(summary.is_ok_and(|s| s.diagnostics.is_empty()));
     assert!(pieces > 10, "{pieces} pieces");
     assert_eq!(got, text);
+}
+
+#[test]
+fn a_zip_entry_that_claims_gigabytes_is_read_and_the_next_entries_too() {
+    // The middle entry's headers claim almost 4 GiB (far past the archive's inflation budget)
+    // for 1000 bytes: it is read up to what it holds and named, and the entry after it is
+    // still read. The budget is what entries really inflate to, not what they claim.
+    let s = Scratch::new("claims-gigabytes");
+    let mut data = zip(&[
+        M::File(b"a.log", b"A"),
+        M::File(b"b.log", &[b'x'; 1000]),
+        M::File(b"c.log", b"C"),
+    ]);
+    let claim = 0xF000_0000u32.to_le_bytes();
+    let locals: Vec<usize> = data
+        .windows(4)
+        .enumerate()
+        .filter(|(_, w)| *w == b"PK\x03\x04")
+        .map(|(i, _)| i)
+        .collect();
+    data[locals[1] + 22..locals[1] + 26].copy_from_slice(&claim);
+    let centrals: Vec<usize> = data
+        .windows(4)
+        .enumerate()
+        .filter(|(_, w)| *w == b"PK\x01\x02")
+        .map(|(i, _)| i)
+        .collect();
+    data[centrals[1] + 24..centrals[1] + 28].copy_from_slice(&claim);
+    let p = s.write("b.zip", &data);
+    let (result, entries) = run(&Input::Path(&p), &limits());
+    let summary = result.unwrap();
+    let names: Vec<&str> = entries.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(
+        names,
+        ["a.log", "b.log", "c.log"],
+        "{:?}",
+        summary.diagnostics
+    );
+    assert_eq!(entries[1].bytes.len(), 1000);
+    assert!(
+        summary
+            .diagnostics
+            .iter()
+            .all(|d| !d.problem.contains("the entries after it are not read")),
+        "{:?}",
+        summary.diagnostics
+    );
+    assert!(
+        summary
+            .diagnostics
+            .iter()
+            .any(|d| d.file.ends_with("b.log")),
+        "the liar is named: {:?}",
+        summary.diagnostics
+    );
 }
