@@ -475,6 +475,20 @@ pub struct TimelineArgs {
     /// Output format: aligned text, or one JSON object per event
     #[arg(long, short, value_enum, default_value_t = TimelineFormat::Text)]
     pub format: TimelineFormat,
+    /// Show only the first N of the events kept
+    #[arg(long, value_name = "N", conflicts_with = "tail")]
+    pub limit: Option<usize>,
+    /// Show only the last N of the events kept
+    #[arg(long, value_name = "N")]
+    pub tail: Option<usize>,
+    /// Text: one line an event, its first line and why (the `error`, `reason` or `message`
+    /// field, cut to the line); the lines below it (stack frames) are counted, not shown. The
+    /// default on a terminal
+    #[arg(long, conflicts_with = "full")]
+    pub oneline: bool,
+    /// Text: every line of every event, on a terminal too
+    #[arg(long)]
+    pub full: bool,
     #[command(flatten)]
     pub objects: ObjectArgs,
     #[command(flatten)]
@@ -968,7 +982,8 @@ fn timeline(args: TimelineArgs) -> Result<ExitCode, Failure> {
         ..load_cfg
     };
     let stdout = io::stdout();
-    let style = args.color.style(stdout.is_terminal());
+    let to_tty = stdout.is_terminal();
+    let style = args.color.style(to_tty);
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let got = crate::streamed::timeline(
         &args.read.bundle,
@@ -978,6 +993,9 @@ fn timeline(args: TimelineArgs) -> Result<ExitCode, Failure> {
         crate::streamed::TimelineOutput {
             json: args.format == TimelineFormat::Json,
             style,
+            oneline: args.oneline || (to_tty && !args.full),
+            limit: args.limit,
+            tail: args.tail,
             redactor: args.redact.redactor(),
             out: &mut out,
             read_done: &|| bar.finish(),

@@ -206,6 +206,12 @@ fn write_when_full(out: &mut dyn Write, lines: &mut Vec<u8>) -> io::Result<()> {
 pub struct TimelineOutput<'a> {
     pub json: bool,
     pub style: Style,
+    /// Text: one line an event (`report::timeline::write_text`).
+    pub oneline: bool,
+    /// Only the first this many events kept.
+    pub limit: Option<usize>,
+    /// Only the last this many events kept.
+    pub tail: Option<usize>,
     pub redactor: Option<Redactor>,
     pub out: &'a mut dyn Write,
     /// Told when the bundle is read, before anything is written (to clear a progress bar).
@@ -250,7 +256,8 @@ pub fn timeline(
     // Plain JSON lines are written on the parser threads, but for where and when each event
     // is (`JsonLines::push_head`), packed for the spill (`pack_tail`): the merge only orders
     // and unpacks them. Redaction and text need the events themselves.
-    let rendered = output.json && output.redactor.is_none();
+    let rendered =
+        output.json && output.redactor.is_none() && output.limit.is_none() && output.tail.is_none();
     let render = crate::load::Render {
         write: |ev, out| crate::report::timeline::pack_tail(out, &ev.view()),
         // `take` reads the text for `--level` (the level shown may depend on the
@@ -313,6 +320,9 @@ pub fn timeline(
     let TimelineOutput {
         json,
         style,
+        oneline,
+        limit,
+        tail,
         mut redactor,
         out,
         ..
@@ -346,23 +356,44 @@ pub fn timeline(
     // writes.
     let mut lines: Vec<u8> = Vec::with_capacity(LINES_BYTES + (1 << 16));
     let mut marks = crate::report::TimeMarks::default();
-    spill.merge_refs(&resolution, &ids, &mut |ev, _| {
-        if !shown(ev.file, ev.ts) {
-            return Ok(());
-        }
-        let mut ev = ev.to_event();
-        if let Some(r) = &mut redactor {
-            r.event_in_sequence(&mut ev);
-        }
+    let mut kept = 0usize;
+    // `--tail`: the last events kept, written once every event has gone by.
+    let mut last: std::collections::VecDeque<Event> = std::collections::VecDeque::new();
+    let mut write = |ev: &Event, lines: &mut Vec<u8>| -> io::Result<()> {
         if !json {
             if let Some(t) = ev.ts {
                 marks.see_quality(t.quality.as_str());
             }
-            return crate::report::timeline::write_text(out, &timeline, &[&ev], style);
+            return crate::report::timeline::write_text(out, &timeline, &[ev], style, oneline);
         }
-        json_lines.push(&mut lines, &ev.view());
-        write_when_full(out, &mut lines)
+        json_lines.push(lines, &ev.view());
+        write_when_full(out, lines)
+    };
+    spill.merge_refs(&resolution, &ids, &mut |ev, _| {
+        if !shown(ev.file, ev.ts) || limit.is_some_and(|n| kept >= n) {
+            return Ok(());
+        }
+        kept += 1;
+        let mut ev = ev.to_event();
+        if let Some(r) = &mut redactor {
+            r.event_in_sequence(&mut ev);
+        }
+        match tail {
+            Some(n) => {
+                if n > 0 {
+                    if last.len() == n {
+                        last.pop_front();
+                    }
+                    last.push_back(ev);
+                }
+                Ok(())
+            }
+            None => write(&ev, &mut lines),
+        }
     })?;
+    for ev in &last {
+        write(ev, &mut lines)?;
+    }
     out.write_all(&lines)?;
     // The text marks approximate and assumed times as `analyze` does, with its legend.
     if let Some(legend) = marks.legend() {

@@ -2273,3 +2273,47 @@ fn repeated_evidence_is_shown_once_with_its_count() {
         .collect();
     assert!(lines.contains(&3781), "{lines:?}");
 }
+
+/// `timeline --oneline` (the default on a terminal) writes one line an event, with why and
+/// the lines left out counted; `--limit` and `--tail` keep the first or last events, in text
+/// and JSON alike.
+#[test]
+fn timeline_one_line_limit_and_tail() {
+    let b = common::root().join("corpus/handmade-agent-died");
+    let b = b.to_str().unwrap();
+    let run = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["timeline", b, "--level", "warn", "--color", "never"];
+        args.extend_from_slice(extra);
+        let out = common::raysift(&args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.is_empty() && !l.starts_with("Times:"))
+            .map(str::to_string)
+            .collect()
+    };
+    let events = run(&["--format", "json"]);
+    let oneline = run(&["--oneline"]);
+    assert_eq!(oneline.len(), events.len());
+    assert!(
+        run(&[]).len() > 3 * events.len(),
+        "the full text shows the stacks"
+    );
+    assert!(oneline
+        .iter()
+        .any(|l| l.contains(" error: ") && l.ends_with("lines)")));
+    assert_eq!(run(&["--oneline", "--limit", "3"]), oneline[..3].to_vec());
+    assert_eq!(
+        run(&["--oneline", "--tail", "2"]),
+        oneline[oneline.len() - 2..].to_vec()
+    );
+    assert_eq!(
+        run(&["--format", "json", "--limit", "2"]),
+        events[..2].to_vec()
+    );
+    assert_eq!(
+        run(&["--format", "json", "--tail", "2"]),
+        events[events.len() - 2..].to_vec()
+    );
+}

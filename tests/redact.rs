@@ -265,7 +265,7 @@ fn outputs(hosts: bool) -> (Vec<(&'static str, String)>, Report) {
     let refs: Vec<&Event> = events.iter().collect();
     out.push((
         "timeline text",
-        render(&|w| raysift::report::timeline::write_text(w, &tl, &refs, Style::PLAIN)),
+        render(&|w| raysift::report::timeline::write_text(w, &tl, &refs, Style::PLAIN, false)),
     ));
     out.push((
         "timeline json",

@@ -746,12 +746,14 @@ pub const NO_TIME: &str = "(no time)";
 /// Writes aligned text: time, file:line, source, level, component, message, then the fields
 /// that explain the event (`explain::shown_fields`): short ones on the line as `key=value`,
 /// long ones indented below it as `key: value`. Continuation lines are indented under the
-/// message.
+/// message. `oneline`: one line an event, the first long field's first line on it as
+/// `key: value` and the lines left out counted (`(+12 lines)`).
 pub fn write_text(
     w: &mut dyn Write,
     tl: &Timeline,
     events: &[&Event],
     style: Style,
+    oneline: bool,
 ) -> io::Result<()> {
     for ev in events {
         // Marked as `analyze` marks them: `~` an age-derived time (to the second), `?` a
@@ -780,6 +782,42 @@ pub fn write_text(
             on_line.push(' ');
             on_line.push_str(&style.dim(&format!("{k}=")));
             on_line.push_str(v);
+        }
+        if oneline {
+            // The first long field's first line says why; what is below is counted.
+            let mut hidden = lines.count();
+            let mut why = String::new();
+            for (k, v) in fields.iter().filter(|(_, v)| !crate::explain::inline(v)) {
+                let mut value = v.lines();
+                match value.next() {
+                    Some(first) if why.is_empty() => {
+                        why = format!(" {} {first}", style.dim(&format!("{k}:")));
+                    }
+                    Some(_) => hidden += 1,
+                    None => {}
+                }
+                hidden += value.count();
+            }
+            let more = if hidden == 0 {
+                String::new()
+            } else {
+                let n = crate::words::count(hidden as u64, "line", "lines");
+                format!(" {}", style.dim(&format!("(+{n})")))
+            };
+            writeln!(
+                w,
+                "{:<24} {} {} {}{}{}{}{}{}",
+                ts,
+                style.dim(&place),
+                style.dim(ev.kind.as_str()),
+                style.level(shown, &level),
+                component,
+                first,
+                on_line,
+                why,
+                more
+            )?;
+            continue;
         }
         writeln!(
             w,
