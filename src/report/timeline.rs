@@ -783,6 +783,16 @@ pub fn write_text(
             on_line.push_str(&style.dim(&format!("{k}=")));
             on_line.push_str(v);
         }
+        let head = format!(
+            "{:<24} {} {} {}{}{}{}",
+            ts,
+            style.dim(&place),
+            style.dim(ev.kind.as_str()),
+            style.level(shown, &level),
+            component,
+            first,
+            on_line
+        );
         if oneline {
             // The first long field's first line says why; what is below is counted.
             let mut hidden = lines.count();
@@ -804,32 +814,10 @@ pub fn write_text(
                 let n = crate::words::count(hidden as u64, "line", "lines");
                 format!(" {}", style.dim(&format!("(+{n})")))
             };
-            writeln!(
-                w,
-                "{:<24} {} {} {}{}{}{}{}{}",
-                ts,
-                style.dim(&place),
-                style.dim(ev.kind.as_str()),
-                style.level(shown, &level),
-                component,
-                first,
-                on_line,
-                why,
-                more
-            )?;
+            writeln!(w, "{head}{why}{more}")?;
             continue;
         }
-        writeln!(
-            w,
-            "{:<24} {} {} {}{}{}{}",
-            ts,
-            style.dim(&place),
-            style.dim(ev.kind.as_str()),
-            style.level(shown, &level),
-            component,
-            first,
-            on_line
-        )?;
+        writeln!(w, "{head}")?;
         for (k, v) in fields.iter().filter(|(_, v)| !crate::explain::inline(v)) {
             let mut value = v.lines();
             writeln!(
