@@ -152,3 +152,64 @@ fn a_zip_with_unreadable_entries_between_good_bundles() {
         );
     }
 }
+
+/// A zip whose middle entry's headers claim almost 4 GiB for a few lines: through the binary,
+/// every entry is read (the liar named, the one after it analysed), and the cause the last
+/// entry holds is found. The budget counts real bytes, not claims.
+#[test]
+fn a_zip_entry_that_lies_about_its_size_does_not_end_the_read() {
+    let corpus = common::root().join("corpus");
+    let mut members: Vec<(String, Vec<u8>)> = Vec::new();
+    members.push((
+        "a/notes.log".to_owned(),
+        b"2024-01-01 00:00:00,000\tINFO x.py:1 -- hello\n".to_vec(),
+    ));
+    members.push((
+        "b/liar.log".to_owned(),
+        b"2024-01-01 00:00:01,000\tINFO x.py:1 -- liar\n".to_vec(),
+    ));
+    for (rel, data) in files(&corpus.join("handmade-probe-wget-missing")) {
+        members.push((format!("probe/{rel}"), data));
+    }
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    for (name, data) in &members {
+        w.start_file(name.as_str(), opts).unwrap();
+        w.write_all(data).unwrap();
+    }
+    let mut z = w.finish().unwrap().into_inner();
+    let (l, c) = headers(&z, "b/liar.log");
+    let claim = 0xF000_0000u32.to_le_bytes();
+    z[l + 22..l + 26].copy_from_slice(&claim);
+    z[c + 24..c + 28].copy_from_slice(&claim);
+    let dir = std::env::temp_dir().join(format!("raysift-liar-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("bundle.zip");
+    std::fs::write(&p, &z).unwrap();
+    let p = p.to_str().unwrap();
+    let inv = common::raysift(&["analyze", p, "--inventory", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&inv.stdout).unwrap();
+    let listed: Vec<&str> = v["file_list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed.len(), members.len(), "{listed:?}");
+    let said = v["diagnostics"].to_string();
+    assert!(said.contains("liar.log"), "the liar is named: {said}");
+    assert!(
+        !said.contains("the entries after it are not read"),
+        "{said}"
+    );
+    let report = common::raysift(&["analyze", p, "--format", "json"]);
+    let r: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    let first = r["causes"][0]["id"].as_str().unwrap_or("");
+    let want = std::fs::read_to_string(corpus.join("handmade-probe-wget-missing.toml")).unwrap();
+    assert!(
+        want.contains(&format!("\"{first}\"")),
+        "first cause {first}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
