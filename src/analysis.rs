@@ -72,7 +72,7 @@ pub struct Outcome {
 
 impl Analysis {
     /// An analysis with `rules`, reading as `load` says (its sieve is made from the rules)
-    /// and resolving times as `time` says. Fails on `warning`, keeps every cause, narrows
+    /// and resolving times as `time` says. Fails on `error` (as `--fail-on`), keeps every cause, narrows
     /// nothing and draws no picture until told otherwise.
     pub fn new(rules: Vec<Rule>, mut load: LoadConfig, time: TimeConfig) -> Analysis {
         load.sieve = Some(Arc::new(Sieve::new(&rules)));
@@ -81,7 +81,7 @@ impl Analysis {
             engine: OnceLock::new(),
             load,
             time,
-            fail_on: Severity::Warning,
+            fail_on: Severity::Error,
             min_severity: Severity::Info,
             filter: None,
             picture: None,

@@ -33,7 +33,8 @@ Files are recognised by content first and name second.\n\n\
 Exit codes: 0 success (the whole bundle was read and no cause is at or above --fail-on), \
 1 causes found at or above --fail-on, 2 the bundle could not be read at all, or part of it \
 could not be read (a truncated or corrupt archive, a limit reached, an unreadable file) and no \
-cause is at or above --fail-on, or the command line is wrong."
+cause is at or above --fail-on, or it is no KubeRay, Ray or Kubernetes bundle at all, or \
+--namespace/--object names nothing in it, or the command line is wrong."
 )]
 pub struct Cli {
     #[command(subcommand)]
