@@ -277,3 +277,31 @@ fn every_format_gives_a_healthy_bundle_the_same_verdict() {
         "only {healthy} healthy or benign bundles in the corpus"
     );
 }
+
+/// No cause or symptom of any corpus bundle has a summary with an unfilled placeholder: no
+/// `?` where a time or key was missing, no `{count:…}` left as written.
+#[test]
+fn no_summary_has_an_unfilled_placeholder() {
+    let mut bad = Vec::new();
+    for bundle in common::corpus_bundles() {
+        let json = common::raysift(&["analyze", bundle.to_str().unwrap(), "--format", "json"]);
+        let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        for cause in report["causes"].as_array().cloned().unwrap_or_default() {
+            let symptoms = cause["symptoms"].as_array().cloned().unwrap_or_default();
+            for s in std::iter::once(&cause).chain(symptoms.iter()) {
+                let summary = s["summary"].as_str().unwrap_or("");
+                let left = ["{count:", "{first:", "{last:", "{span:", "{key:", "{keys:"]
+                    .iter()
+                    .any(|p| summary.contains(p));
+                if left
+                    || summary.ends_with('?')
+                    || summary.contains(" ? ")
+                    || summary.contains('\u{1}')
+                {
+                    bad.push(format!("{}: {}: {summary}", bundle.display(), s["id"]));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

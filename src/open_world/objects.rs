@@ -200,7 +200,11 @@ impl Scan {
         let when = if last { "last terminated" } else { "is" };
         self.found.push(Problem {
             object: object.to_string(),
-            state: format!("container {container} {when} {value}"),
+            state: if container.is_empty() {
+                format!("a container {when} {value}")
+            } else {
+                format!("container {container} {when} {value}")
+            },
             reason: value.to_string(),
             hard,
             evidence: vec![idx],
@@ -628,16 +632,17 @@ fn condition_field(path: &str) -> Option<(&str, &str)> {
     (!field.contains('.')).then(|| (&path[..=close], field))
 }
 
-/// The container a state path names (`containers.ray-head.state.reason`), or its index.
+/// The container a state path names (`containers.ray-head.state.reason`), or its index;
+/// empty when the path names none (a pasted fragment).
 fn container_of(path: &str) -> String {
     if let Some(rest) = path.strip_prefix("containers.") {
-        return rest.split('.').next().unwrap_or("?").to_string();
+        return rest.split('.').next().unwrap_or_default().to_string();
     }
     if let Some(rest) = path.strip_prefix("initcontainers.") {
-        return format!("init {}", rest.split('.').next().unwrap_or("?"));
+        return format!("init {}", rest.split('.').next().unwrap_or_default());
     }
     let seg = path.split('.').find(|s| s.contains("containerstatuses["));
-    seg.map_or("?".to_string(), |s| s.replace("containerstatuses", "#"))
+    seg.map_or(String::new(), |s| s.replace("containerstatuses", "#"))
 }
 
 fn not_all_ready(ready: &str) -> bool {

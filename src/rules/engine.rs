@@ -529,8 +529,14 @@ fn first_window(
     })
 }
 
+/// Stands in the filled text for a placeholder the bundle gave no value (a time of lines
+/// without one, a key that was not captured), until its clause is dropped.
+const UNFILLED: char = '\u{1}';
+
 /// Fills `{count:sig}`, `{first:sig}`, `{last:sig}`, `{span:sig}`, `{key:sig}` and
-/// `{keys:sig}` in a summary template (the rule's, or the block's). Unknown placeholders are left as written.
+/// `{keys:sig}` in a summary template (the rule's, or the block's). Unknown placeholders are
+/// left as written. A placeholder the bundle gives no value drops its clause (from the `,`,
+/// `;` or `:` before it to the next one, or the end): a summary never says `?`.
 fn fill_summary(
     rule: &Rule,
     template: &str,
@@ -549,7 +555,8 @@ fn fill_summary(
         };
         let token = &after[..close];
         match placeholder(rule, occ, evidence, events, token) {
-            Some(v) => out.push_str(&v),
+            Some(Some(v)) => out.push_str(&v),
+            Some(None) => out.push(UNFILLED),
             None => {
                 out.push('{');
                 out.push_str(token);
@@ -559,7 +566,56 @@ fn fill_summary(
         rest = &after[close + 1..];
     }
     out.push_str(rest);
-    out
+    drop_unfilled(&out)
+}
+
+/// Removes the clause of every unfilled placeholder: from the `,`, `;` or `:` before it to
+/// the next such mark or the end; in a first clause, from the word that leads to it (`from`,
+/// `between`, `since`, …), or else the placeholder alone.
+fn drop_unfilled(filled: &str) -> String {
+    const LEADS: [&str; 9] = [
+        " from ",
+        " between ",
+        " since ",
+        " at ",
+        " until ",
+        " after ",
+        " before ",
+        " to ",
+        " in ",
+    ];
+    if !filled.contains(UNFILLED) {
+        return filled.to_string();
+    }
+    let mut s = filled.to_string();
+    while let Some(at) = s.find(UNFILLED) {
+        let is_mark = |c: char| matches!(c, ',' | ';' | ':');
+        // Inside parentheses (`(FIRST .. LAST)`), the group goes whole.
+        let open = s[..at].rfind('(').filter(|&o| !s[o..at].contains(')'));
+        if let Some(open) = open {
+            let close = s[at..].find(')').map_or(s.len(), |n| at + n + 1);
+            let from = if s[..open].ends_with(' ') {
+                open - 1
+            } else {
+                open
+            };
+            s.replace_range(from..close, "");
+            continue;
+        }
+        let end = s[at..].find(is_mark).map_or(s.len(), |n| at + n);
+        let mut start = s[..at]
+            .rfind(is_mark)
+            .or_else(|| LEADS.iter().filter_map(|w| s[..at].rfind(w)).max());
+        // `…; first error: VALUE`: the label goes with its value.
+        if let Some(st) = start.filter(|&st| s[st..].starts_with(':')) {
+            start = s[..st].rfind([',', ';']).or(Some(st));
+        }
+        match start {
+            Some(start) => s.replace_range(start..end, ""),
+            None => s.replace_range(at..at + UNFILLED.len_utf8(), ""),
+        }
+    }
+    s.trim_end().to_string()
 }
 
 /// Counts and keys come from every occurrence; times come from the evidence of the finding
@@ -571,7 +627,7 @@ fn placeholder(
     evidence: &[EvidenceRef],
     events: &[Event],
     token: &str,
-) -> Option<String> {
+) -> Option<Option<String>> {
     let (what, signal) = token.split_once(':')?;
     let sig_idx = rule.signal_index(signal)?;
     let list = occ.get(sig_idx)?;
@@ -586,35 +642,27 @@ fn placeholder(
     if !from_evidence {
         times = list.iter().flat_map(|o| [o.ts, o.last]).flatten().collect();
     }
-    // The count covers the episode the evidence shows, not the whole bundle.
-    let count = match (from_evidence, times.iter().min(), times.iter().max()) {
+    // The count covers the episode the evidence shows, not the whole bundle; when no
+    // occurrence has a time in it (untimed lines), every occurrence: a rule that fired never
+    // counts none.
+    let episode: u64 = match (from_evidence, times.iter().min(), times.iter().max()) {
         (true, Some(lo), Some(hi)) => list
             .iter()
             .filter(|o| o.ts.is_some_and(|t| t >= *lo && t <= *hi))
             .map(|o| o.weight)
             .sum(),
-        _ => weight(list),
+        _ => 0,
     };
+    let count = if episode > 0 { episode } else { weight(list) };
     Some(match what {
-        "count" => count.to_string(),
-        "first" => times
-            .iter()
-            .min()
-            .map(|t| crate::event::format_rfc3339(*t))
-            .unwrap_or_else(|| "?".into()),
-        "last" => times
-            .iter()
-            .max()
-            .map(|t| crate::event::format_rfc3339(*t))
-            .unwrap_or_else(|| "?".into()),
+        "count" => Some(count.to_string()),
+        "first" => times.iter().min().map(|t| crate::event::format_rfc3339(*t)),
+        "last" => times.iter().max().map(|t| crate::event::format_rfc3339(*t)),
         "span" => match (times.iter().min(), times.iter().max()) {
-            (Some(lo), Some(hi)) => human(hi - lo),
-            _ => "?".into(),
+            (Some(lo), Some(hi)) => Some(human(hi - lo)),
+            _ => None,
         },
-        "key" => list
-            .iter()
-            .find_map(|o| o.hit.key.clone())
-            .unwrap_or_else(|| "?".into()),
+        "key" => list.iter().find_map(|o| o.hit.key.clone()),
         "keys" => {
             let mut keys: Vec<String> = list.iter().filter_map(|o| o.hit.key.clone()).collect();
             keys.sort();
@@ -625,11 +673,7 @@ fn placeholder(
             if more > 0 {
                 s.push_str(&format!(" and {more} more"));
             }
-            if s.is_empty() {
-                "?".into()
-            } else {
-                s
-            }
+            (!s.is_empty()).then_some(s)
         }
         _ => return None,
     })
@@ -651,6 +695,42 @@ pub fn human(micros: Micros) -> String {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
+
+    #[test]
+    fn an_unfilled_placeholder_drops_its_clause() {
+        let u = UNFILLED;
+        assert_eq!(
+            drop_unfilled(&format!("Disk full 1 time(s), from {u} to {u}")),
+            "Disk full 1 time(s)"
+        );
+        assert_eq!(
+            drop_unfilled(&format!("The operator panicked (2 time(s)): {u}")),
+            "The operator panicked (2 time(s))"
+        );
+        assert_eq!(
+            drop_unfilled(&format!("Refused since {u}; then up, at 10:00")),
+            "Refused; then up, at 10:00"
+        );
+        assert_eq!(
+            drop_unfilled(&format!("3 refusals between {u} and {u}")),
+            "3 refusals"
+        );
+        assert_eq!(
+            drop_unfilled("nothing to drop: a, b "),
+            "nothing to drop: a, b "
+        );
+        assert_eq!(
+            drop_unfilled(&format!(
+                "1 call answered 404 ({u} .. {u}): the Ray version"
+            )),
+            "1 call answered 404: the Ray version"
+        );
+        assert_eq!(
+            drop_unfilled(&format!("no app was deployed; first error: {u}")),
+            "no app was deployed"
+        );
+    }
+
     use crate::event::SourceKind;
     use crate::rules::loader::load_rule;
 
