@@ -35,6 +35,18 @@ fn u32_le(data: &[u8], at: usize) -> u32 {
 }
 
 /// The offsets of a zip member's local and central headers.
+/// A zip of `members`, each deflated.
+fn deflated_zip(members: &[(String, Vec<u8>)]) -> Vec<u8> {
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    for (name, data) in members {
+        w.start_file(name.as_str(), opts).unwrap();
+        w.write_all(data).unwrap();
+    }
+    w.finish().unwrap().into_inner()
+}
+
 fn headers(data: &[u8], name: &str) -> (usize, usize) {
     let mut pos = 0;
     loop {
@@ -83,14 +95,7 @@ fn a_zip_with_unreadable_entries_between_good_bundles() {
     for (rel, data) in files(&corpus.join("handmade-probe-wget-missing")) {
         members.push((format!("probe/{rel}"), data));
     }
-    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let opts = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Deflated);
-    for (name, data) in &members {
-        w.start_file(name.as_str(), opts).unwrap();
-        w.write_all(data).unwrap();
-    }
-    let mut z = w.finish().unwrap().into_inner();
+    let mut z = deflated_zip(&members);
     let (l, c) = headers(&z, "broken/encrypted.txt");
     z[l + 6] |= 1;
     z[c + 8] |= 1;
@@ -171,14 +176,7 @@ fn a_zip_entry_that_lies_about_its_size_does_not_end_the_read() {
     for (rel, data) in files(&corpus.join("handmade-probe-wget-missing")) {
         members.push((format!("probe/{rel}"), data));
     }
-    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let opts = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Deflated);
-    for (name, data) in &members {
-        w.start_file(name.as_str(), opts).unwrap();
-        w.write_all(data).unwrap();
-    }
-    let mut z = w.finish().unwrap().into_inner();
+    let mut z = deflated_zip(&members);
     let (l, c) = headers(&z, "b/liar.log");
     let claim = 0xF000_0000u32.to_le_bytes();
     z[l + 22..l + 26].copy_from_slice(&claim);
