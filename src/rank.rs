@@ -354,20 +354,12 @@ fn elision(n: usize) -> String {
     format!("  … {} …", crate::words::count(n as u64, "line", "lines"))
 }
 
-/// Whether a line is an elision (`  … 3 lines …`).
-fn is_elision(line: &str) -> bool {
-    let t = line.trim();
-    t.starts_with("… ") && t.ends_with(" …") && t.contains(" line")
-}
-
-/// How many lines a line stands for: an elision its count, any other line one.
-fn weight(line: &str) -> usize {
-    line.trim_start()
-        .strip_prefix("… ")
-        .and_then(|rest| rest.split(' ').next())
-        .and_then(|n| n.parse().ok())
-        .filter(|_| line.trim_end().ends_with(" …"))
-        .unwrap_or(1)
+/// How many lines an elision (`  … 3 lines …`, what [`elision`] writes) stands for; `None`
+/// for any other line.
+fn elided(line: &str) -> Option<usize> {
+    let inner = line.trim().strip_prefix("… ")?.strip_suffix(" …")?;
+    let (n, noun) = inner.split_once(' ')?;
+    matches!(noun, "line" | "lines").then(|| n.parse().ok())?
 }
 
 /// Caps multi-line text at about `max` characters by leaving out whole lines. What stays, in
@@ -399,11 +391,11 @@ fn cap_lines(text: &str, max: usize) -> String {
         }
     }
     order.push(0);
-    let first = order.clone();
-    order.extend((1..n - 1).filter(|i| !first.contains(i)));
+    // Already placed lines are passed over below.
+    order.extend(1..n - 1);
     // An elision is never kept for itself: the lines around it decide, and a run of lines
     // left out is said once, with every count in it added.
-    order.retain(|&i| !is_elision(lines[i]));
+    order.retain(|&i| elided(lines[i]).is_none());
     for i in order {
         if shown[i].is_some() {
             continue;
@@ -430,7 +422,7 @@ fn cap_lines(text: &str, max: usize) -> String {
                 }
                 out.push(k);
             }
-            None => left_out += weight(line),
+            None => left_out += elided(line).unwrap_or(1),
         }
     }
     out.join("\n")

@@ -90,7 +90,7 @@ impl Timeline {
             };
             return Some(format!("empty file: {name} holds no bytes"));
         }
-        if self.container == "file" && crate::bundle::is_bundle_name(&name) {
+        if self.container == "file" && crate::bundle::archive_name(&name) {
             return Some(format!(
                 "not an archive: {name} is named like one, but its content is not gzip, tar or zip"
             ));

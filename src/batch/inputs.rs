@@ -10,7 +10,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::bundle::is_bundle_name;
+use crate::bundle::archive_name;
 
 /// One bundle to analyse.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -150,14 +150,14 @@ pub(super) fn fnv1a64(bytes: &[u8]) -> u64 {
     hash
 }
 
-/// Whether a file is an archive to the walk: named like one ([`BUNDLE_SUFFIXES`]) and not a
+/// Whether a file is an archive to the walk: named like one (`bundle::archive_name`) and not a
 /// `.gz` whose content is one compressed file rather than a tar (`raylet.out.1.gz`).
 pub(super) fn is_archive_file(path: &Path) -> bool {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    is_bundle_name(&name) && !is_compressed_log(path)
+    archive_name(&name) && !is_compressed_log(path)
 }
 
 /// A `*.gz` (not `*.tar.gz`) that is gzip and whose first 512 inflated bytes are not a tar

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 
 use super::inputs::{is_archive_file, is_compressed_log, Input, Kind};
-use crate::bundle::is_bundle_name;
+use crate::bundle::archive_name;
 
 fn has_wildcard(s: &str) -> bool {
     s.contains(['*', '?'])
@@ -235,7 +235,7 @@ fn entries(dir: &Path, out: &mut Vec<Input>) -> Option<Vec<(String, Entry)>> {
         let entry = if kind.is_dir() {
             Entry::Folder(path)
         } else if kind.is_file() || kind.is_symlink() && path.is_file() {
-            if !is_bundle_name(&name) {
+            if !archive_name(&name) {
                 Entry::Plain(path)
             } else if is_compressed_log(&path) {
                 Entry::CompressedLog(path)

@@ -264,14 +264,12 @@ pub fn run(cfg: &Config, analysis: &Analysis) -> Result<ExitCode, Failure> {
     };
     let mut progress = Progress::new(inputs.len());
     let mut tally = Tally::default();
-    let mut failed = false;
     let result = run_jobs(
         &inputs,
         cfg.jobs,
         |input| analyse(input, &ctx),
         |o| progress.done(o),
         |o| {
-            failed |= o.line.status != "ok";
             tally.add(&o);
             let mut bytes = serde_json::to_vec(&o.line).map_err(io::Error::from)?;
             bytes.push(b'\n');
@@ -298,7 +296,7 @@ pub fn run(cfg: &Config, analysis: &Analysis) -> Result<ExitCode, Failure> {
         }
     }
     // A mistyped path, or a bundle that could not be analysed, must not pass for success.
-    Ok(if failed || !found {
+    Ok(if tally.errors() > 0 || !found {
         ExitCode::from(EXIT_UNREADABLE)
     } else {
         ExitCode::SUCCESS

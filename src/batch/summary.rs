@@ -43,6 +43,11 @@ const NO_CAUSE: &str = "(no cause)";
 const SUMMARY_TEMPLATES: usize = 10;
 
 impl Tally {
+    /// The bundles that could not be analysed (their lines are `error`s).
+    pub(super) fn errors(&self) -> usize {
+        self.error
+    }
+
     pub(super) fn add(&mut self, o: &Outcome) {
         self.bytes += o.line.bundle_bytes;
         if o.line.status == "ok" {

@@ -14,7 +14,7 @@ use super::listing::{clean_path, list_inputs, name_matches};
 use super::results::{parse_done, Line, Outcome};
 use super::run_jobs;
 use super::summary::Tally;
-use crate::bundle::is_bundle_name;
+use crate::bundle::archive_name;
 use crate::rules::Severity;
 
 #[test]
@@ -61,8 +61,8 @@ fn glob_components() {
     assert!(!name_matches("*", ".hidden.tar.gz"));
     assert!(name_matches(".*", ".hidden.tar.gz"));
     assert!(name_matches("*", "x"));
-    assert!(is_bundle_name("X.TGZ"));
-    assert!(!is_bundle_name("results.ndjson"));
+    assert!(archive_name("X.TGZ"));
+    assert!(!archive_name("results.ndjson"));
 }
 
 fn scratch(name: &str) -> PathBuf {

@@ -25,8 +25,8 @@ use std::path::{Path, PathBuf};
 use crate::diag::Diagnostic;
 use cut::LineCap;
 pub use cut::{Cut, MAX_LINE_BYTES};
+pub use sniff::archive_name;
 use sniff::Magic;
-pub use sniff::{is_bundle_name, BUNDLE_SUFFIXES};
 
 /// Read size for an archive streamed from disk.
 const STREAM_BUFFER: usize = 256 << 10;

@@ -31,9 +31,11 @@ pub(super) fn sniff(head: &[u8]) -> Magic {
 }
 
 /// Whether a member's name says it is an archive to open (`.tar.gz`, `.tgz`, `.tar`, `.zip`,
-/// `.gz`). Both name and magic must agree before a member is opened, so that a `.jar` or a
-/// log that happens to start with `PK` stays a plain file.
-pub(super) fn archive_name(path: &str) -> bool {
+/// `.gz`, without case). Both name and magic must agree before a member is opened, so that a
+/// `.jar` or a log that happens to start with `PK` stays a plain file; `batch` takes the
+/// files so named for bundles, and a single file so named whose content is no archive is
+/// refused.
+pub fn archive_name(path: &str) -> bool {
     [".gz", ".tgz", ".tar", ".zip"]
         .iter()
         .any(|ext| ends_with_ignore_case(path, ext))
@@ -63,15 +65,6 @@ fn ends_with_ignore_case(path: &str, ext: &str) -> bool {
         .checked_sub(ext.len())
         .and_then(|start| path.as_bytes().get(start..))
         .is_some_and(|tail| tail.eq_ignore_ascii_case(ext.as_bytes()))
-}
-
-/// File names a directory search takes for bundles (compared without case).
-pub const BUNDLE_SUFFIXES: [&str; 5] = [".tar.gz", ".tgz", ".tar", ".zip", ".gz"];
-
-/// Whether a file name says archive: what a directory search takes.
-pub fn is_bundle_name(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    BUNDLE_SUFFIXES.iter().any(|s| lower.ends_with(s))
 }
 
 #[cfg(test)]

@@ -215,10 +215,9 @@ const SAMPLE_KEYS: &[&str] = &["signal", "source", "level", "text", "fields", "m
 /// (with the line of its table) and given the stand-in, so the rest of the file is still
 /// checked. Problems the stand-in itself would raise are left to the caller to drop: they
 /// carry the missing key's name.
-const REQUIRED: &[(&str, &[&str])] = &[
-    (
-        "",
-        &[
+fn required(table: &str) -> &'static [&'static str] {
+    match table {
+        "" => &[
             "code",
             "id",
             "name",
@@ -228,12 +227,25 @@ const REQUIRED: &[(&str, &[&str])] = &[
             "summary",
             "doc",
         ],
-    ),
-    ("signal", &["name"]),
-    ("when", &["all"]),
-    ("boost", &["signal", "confidence"]),
-    ("sample", &["signal"]),
-];
+        "signal" => &["name"],
+        "when" => &["all"],
+        "boost" => &["signal", "confidence"],
+        "sample" => &["signal"],
+        _ => &[],
+    }
+}
+
+/// The keys a table may hold (what `RawRule` and its parts accept).
+fn known(table: &str) -> &'static [&'static str] {
+    match table {
+        "" => TOP_KEYS,
+        "signal" => SIGNAL_KEYS,
+        "when" => WHEN_KEYS,
+        "boost" => BOOST_KEYS,
+        "sample" => SAMPLE_KEYS,
+        _ => CLAUSE_KEYS,
+    }
+}
 
 /// A stand-in for a missing required key, of the type serde expects.
 fn stand_in(key: &str) -> toml::Value {
@@ -244,77 +256,68 @@ fn stand_in(key: &str) -> toml::Value {
     }
 }
 
-/// Names every required key a table lacks, and gives it a stand-in.
-fn missing_keys(p: &mut Problems, top: &mut toml::Table) {
-    let check = |p: &mut Problems, prefix: &str, t: &mut toml::Table, required: &[&str]| {
-        for k in required {
-            if t.contains_key(*k) {
-                continue;
-            }
-            let key = if prefix.is_empty() {
-                k.to_string()
-            } else {
-                format!("{prefix}.{k}")
-            };
-            p.add(key, format!("missing key {k:?}: it is required here"));
-            t.insert(k.to_string(), stand_in(k));
-        }
-    };
-    for (name, required) in REQUIRED {
-        if name.is_empty() {
-            check(p, "", top, required);
-            continue;
-        }
-        let tables = top.get_mut(*name).and_then(toml::Value::as_array_mut);
-        for (i, t) in tables.into_iter().flatten().enumerate() {
-            if let Some(t) = t.as_table_mut() {
-                check(p, &format!("{name}[{i}]"), t, required);
-            }
-        }
-    }
-}
-
-/// Names every key the file holds that no table of a pattern file knows, and removes it.
-fn unknown_keys(p: &mut Problems, top: &mut toml::Table) {
-    let check = |p: &mut Problems, prefix: &str, t: &mut toml::Table, known: &[&str]| {
-        let unknown: Vec<String> = t
-            .keys()
-            .filter(|k| !known.contains(&k.as_str()))
-            .cloned()
-            .collect();
-        for k in unknown {
-            let key = if prefix.is_empty() {
-                k.clone()
-            } else {
-                format!("{prefix}.{k}")
-            };
-            p.add(
-                key,
-                format!("unknown key {k:?} (known here: {})", known.join(", ")),
-            );
-            t.remove(&k);
-        }
-    };
-    check(p, "", top, TOP_KEYS);
-    for (name, known) in [
-        ("signal", SIGNAL_KEYS),
-        ("when", WHEN_KEYS),
-        ("boost", BOOST_KEYS),
-        ("sample", SAMPLE_KEYS),
-    ] {
+/// Calls `visit` with every table of a pattern file, in file order: what it is (`""` at the
+/// top, `signal`, `when`, `boost`, `sample`, `clause`), its key path (`when[0].all[1]`), and
+/// the table.
+fn each_table(top: &mut toml::Table, visit: &mut dyn FnMut(&str, &str, &mut toml::Table)) {
+    visit("", "", top);
+    for name in ["signal", "when", "boost", "sample"] {
         let tables = top.get_mut(name).and_then(toml::Value::as_array_mut);
         for (i, t) in tables.into_iter().flatten().enumerate() {
             let Some(t) = t.as_table_mut() else { continue };
-            check(p, &format!("{name}[{i}]"), t, known);
+            visit(name, &format!("{name}[{i}]"), t);
             if name != "when" {
                 continue;
             }
             let clauses = t.get_mut("all").and_then(toml::Value::as_array_mut);
             for (j, c) in clauses.into_iter().flatten().enumerate() {
                 if let Some(c) = c.as_table_mut() {
-                    check(p, &format!("when[{i}].all[{j}]"), c, CLAUSE_KEYS);
+                    visit("clause", &format!("when[{i}].all[{j}]"), c);
                 }
             }
         }
     }
+}
+
+/// `key` of the table at `path`, as a problem names it.
+fn key_at(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// Names every required key a table lacks, and gives it a stand-in.
+fn missing_keys(p: &mut Problems, top: &mut toml::Table) {
+    each_table(top, &mut |table, path, t| {
+        for k in required(table) {
+            if !t.contains_key(*k) {
+                p.add(
+                    key_at(path, k),
+                    format!("missing key {k:?}: it is required here"),
+                );
+                t.insert(k.to_string(), stand_in(k));
+            }
+        }
+    });
+}
+
+/// Names every key the file holds that no table of a pattern file knows, and removes it.
+fn unknown_keys(p: &mut Problems, top: &mut toml::Table) {
+    each_table(top, &mut |table, path, t| {
+        let known = known(table);
+        let unknown: Vec<String> = t
+            .keys()
+            .filter(|k| !known.contains(&k.as_str()))
+            .cloned()
+            .collect();
+        for k in unknown {
+            p.add(
+                key_at(path, &k),
+                format!("unknown key {k:?} (known here: {})", known.join(", ")),
+            );
+            t.remove(&k);
+        }
+    });
 }
