@@ -243,6 +243,17 @@ pub fn build(loaded: Loaded, cfg: &TimeConfig) -> Timeline {
                     }
                 }
             }
+            if let Some(r) = &mut ev.repeat {
+                if let RawTime::NoYear {
+                    month,
+                    day,
+                    micros_of_day,
+                } = r.last_raw
+                {
+                    r.last = reference.and_then(|t| resolve_no_year(month, day, micros_of_day, t));
+                    reference = r.last.or(reference);
+                }
+            }
         }
     }
 

@@ -211,3 +211,78 @@ fn a_zip_entry_that_lies_about_its_size_does_not_end_the_read() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A dense incident in every record format Ray and KubeRay write: one line logged again and
+/// again, 20,000 times a file, in a tar.gz. Every format folds, so what the analysis holds
+/// (`stats.records_held`, a folded run counting once) stays a few records a file, however
+/// many lines the storm has, while every line is still counted.
+#[test]
+fn a_storm_folds_in_every_record_format() {
+    const LINES: usize = 20_000;
+    let stamp = |i: usize| {
+        let (s, ms) = (i / 1000, i % 1000);
+        (format!("10:{:02}:{:02}", s / 60 % 60, s % 60), ms)
+    };
+    type Line = fn(&str, usize) -> String;
+    let formats: [(&str, Line); 6] = [
+        ("kuberay-operator-klog.log", |t, ms| {
+            format!("E1127 {t}.{ms:03}197       1 reflector.go:147] pkg/mod/k8s.io/client-go@v0.29.6/tools/cache/reflector.go:229: Failed to watch *v1.Endpoints: failed to list *v1.Endpoints: endpoints is forbidden: User \"system:serviceaccount:kuberay:kuberay-operator\" cannot list resource \"endpoints\" in API group \"\" at the cluster scope")
+        }),
+        ("kuberay-operator.log", |t, ms| {
+            format!("{{\"level\":\"error\",\"ts\":\"2024-11-27T{t}.{ms:03}Z\",\"logger\":\"controllers.RayCluster\",\"msg\":\"Reconciler error\",\"error\":\"endpoints is forbidden: User \\\"system:serviceaccount:kuberay:kuberay-operator\\\" cannot list resource \\\"endpoints\\\" in API group \\\"\\\" at the cluster scope\"}}")
+        }),
+        ("operator-console.log", |t, ms| {
+            format!("2024-11-27T{t}.{ms:03}Z\tERROR\tcontroller.rayservice\tFail to reconcileServe.\t{{\"error\": \"Put \\\"http://raycluster-head-svc.default.svc.cluster.local:52365/api/serve/applications/\\\": dial tcp 10.96.0.12:52365: connect: connection refused\"}}")
+        }),
+        ("logs/dashboard_agent.log", |t, ms| {
+            format!("2024-11-27 {t},{ms:03}\tERROR scripts.py:1131 -- Some Ray subprocesses exited unexpectedly: raylet [exit code=1]")
+        }),
+        ("logs/raylet.out", |t, ms| {
+            format!("[2024-11-27 {t},{ms:03} E 31 61] (raylet) gcs_rpc_client.h:554: Failed to connect to GCS within 60 seconds. GCS may have been killed.")
+        }),
+        ("logs/serve/controller_283.log", |t, ms| {
+            format!("ERROR 2024-11-27 {t},{ms:03} controller 26801 -- Exception in Replica(id='3k10qflr', deployment='Model', app='model'), the replica will be stopped.")
+        }),
+    ];
+    let dir = std::env::temp_dir().join(format!("raysift-storms-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("storm.tar.gz");
+    {
+        let gz = flate2::write::GzEncoder::new(
+            std::fs::File::create(&p).unwrap(),
+            flate2::Compression::fast(),
+        );
+        let mut tar = tar::Builder::new(gz);
+        for (name, line) in formats {
+            let mut text = String::new();
+            for i in 0..LINES {
+                let (t, ms) = stamp(i);
+                text.push_str(&line(&t, ms));
+                text.push('\n');
+            }
+            let mut h = tar::Header::new_gnu();
+            h.set_size(text.len() as u64);
+            h.set_mode(0o644);
+            h.set_cksum();
+            tar.append_data(&mut h, format!("storm/{name}"), text.as_bytes())
+                .unwrap();
+        }
+        tar.into_inner().unwrap().finish().unwrap();
+    }
+    let out = common::raysift(&["analyze", p.to_str().unwrap(), "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stats = &v["stats"];
+    let files = formats.len() as u64;
+    assert!(
+        stats["events"].as_u64().unwrap() >= files * LINES as u64,
+        "every line counts: {stats}"
+    );
+    assert!(
+        stats["records_held"].as_u64().unwrap() <= files * 12,
+        "a storm is held as its folds: {stats}"
+    );
+    for f in v["inventory"]["file_list"].as_array().unwrap() {
+        assert_eq!(f["records_parsed"], LINES as u64, "{f}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -15,7 +15,9 @@
 //! refused GETs): the records after it start a run of their own, with their own first three
 //! kept, and a rule ordering the two sees the same lines it would see unfolded.
 //!
-//! Only records with an absolute time (UTC or naive wall-clock) fold; folding is applied to
+//! Only records with a time of day and a date fold: UTC, naive wall-clock, or a klog/glog
+//! stamp with no year (its spans are measured in a leap year; a stamp earlier than the one
+//! before by more than a day, a year's turn, ends every run). Folding is applied to
 //! the pieces of a file in order, and a fold of folds is the same as one fold, so the result
 //! depends on where pieces are cut, which is the same for every container.
 //!
@@ -35,6 +37,7 @@ pub(super) const HEAD: usize = 3;
 pub(super) const TAIL: usize = 2;
 /// A key seen at most this many times in the file ends the runs of every other key.
 const RARE: u64 = 3;
+const DAY: Micros = 86_400 * 1_000_000;
 
 /// A record known to repeat an exemplar of its file but for its time (see
 /// `parse::stamp`): it is not parsed, and becomes an event only if it is kept.
@@ -96,6 +99,8 @@ pub(super) struct Folder {
     /// The largest first line pushed so far: a record that two pieces both parsed (it
     /// starts in one and holds a hit of the next) comes again with the same first line.
     last_line: u32,
+    /// The time of the last year-less record, as [`micros_of`] gives it.
+    last_no_year: Option<Micros>,
 }
 
 impl Folder {
@@ -126,6 +131,20 @@ impl Folder {
             return;
         }
         self.last_line = item.line();
+        if let Item::Real(Event {
+            raw_time: Some(raw @ RawTime::NoYear { .. }),
+            ..
+        }) = &item
+        {
+            let t = micros_of(*raw);
+            // A year's turn: spans across it would be negative.
+            if let (Some(t), Some(last)) = (t, self.last_no_year) {
+                if t < last - DAY {
+                    self.end_runs(None);
+                }
+            }
+            self.last_no_year = t.or(self.last_no_year);
+        }
         let Some(key) = key else {
             // A record that cannot fold (no absolute time) is left in place and ends every run:
             // folds never reach across it.
@@ -292,9 +311,21 @@ fn absorb(fold: &mut Option<Event>, item: Item, exemplars: &HashMap<u64, Exempla
 }
 
 fn parsed_micros(ev: &Event) -> Option<Micros> {
-    match ev.raw_time? {
+    ev.raw_time.and_then(micros_of)
+}
+
+/// The micros a record's time is folded by: a year-less stamp's are those of its day in the
+/// leap year 2000, good for spans between records of one year.
+pub(super) fn micros_of(raw: RawTime) -> Option<Micros> {
+    match raw {
         RawTime::Utc(t) | RawTime::Naive(t) => Some(t),
-        _ => None,
+        RawTime::NoYear {
+            month,
+            day,
+            micros_of_day,
+        } => crate::event::micros_from_civil(2000, u32::from(month), u32::from(day), 0, 0, 0, 0)
+            .map(|midnight| midnight + micros_of_day),
+        RawTime::Age { .. } => None,
     }
 }
 
@@ -304,8 +335,10 @@ pub(super) fn fold_key(ev: &Event) -> Option<u64> {
     let zone = match ev.raw_time? {
         RawTime::Utc(_) => 0u8,
         RawTime::Naive(_) => 1,
-        _ => return None,
+        RawTime::NoYear { .. } => 2,
+        RawTime::Age { .. } => return None,
     };
+    parsed_micros(ev)?;
     let mut h = Fx::default();
     h.write_u64(u64::from(zone) | (ev.kind as u64) << 8 | (ev.level as u64) << 24);
     h.write_u64(u64::from(ev.n_lines));
@@ -377,6 +410,37 @@ mod tests {
         let mut untimed = Event::new(4, "x");
         untimed.raw_time = Some(RawTime::Age { secs: 3 });
         assert_eq!(fold_key(&untimed), None);
+    }
+
+    fn klog(line: u32, month: u8, day: u8, secs: i64) -> Event {
+        let mut e = Event::new(
+            line,
+            "Failed to watch *v1.Endpoints: endpoints is forbidden",
+        );
+        e.raw_time = Some(RawTime::NoYear {
+            month,
+            day,
+            micros_of_day: secs * 1_000_000,
+        });
+        e
+    }
+
+    #[test]
+    fn year_less_stamps_fold_and_a_years_turn_ends_the_run() {
+        // klog: one line every 2 s on Dec 31, then on through midnight into Jan 1.
+        let mut events: Vec<Event> = (1..=50)
+            .map(|i| klog(i, 12, 31, 86_300 + i64::from(i) * 2 - 100))
+            .collect();
+        events.extend((51..=100).map(|i| klog(i, 1, 1, i64::from(i) * 2)));
+        let out = fold(events);
+        assert_eq!(total(&out), 100);
+        let lines: Vec<u32> = out.iter().map(|e| e.line).collect();
+        // Two runs: one a year, each its first three, a fold and its last two.
+        assert_eq!(lines, vec![1, 2, 3, 4, 49, 50, 51, 52, 53, 54, 99, 100]);
+        for f in [&out[3], &out[9]] {
+            let r = f.repeat.as_deref().unwrap();
+            assert_eq!(r.min_span[0], 2_000_000);
+        }
     }
 
     #[test]

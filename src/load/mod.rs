@@ -494,6 +494,8 @@ mod tests {
             "[2024-10-07 15:23:45,443 I 71 71] (raylet) main.cc:1: hi",
             "INFO 2024-10-07 15:23:03,773 fruit_app_PearStand mdia7xll replica.py:1017 - Started",
             "2024-10-07T15:45:50.283123456Z 2024-10-07 15:23:45,443\tERROR x.py:1 -- boom",
+            "I1007 15:45:50.283       1 controller.go:1] hi",
+            "E1127 12:35:38.133197       1 reflector.go:147] forbidden",
         ] {
             assert!(starts_record(line.as_bytes()), "{line}");
         }
@@ -505,7 +507,7 @@ mod tests {
             "2024-10-07T15:45:50.283123456Z Traceback (most recent call last):",
             "2024-10-07T15:45:50.283123456Z stdout P partial",
             "{\"log\":\"  File x\\n\",\"stream\":\"stderr\"}",
-            "I1007 15:45:50.283       1 controller.go:1] hi",
+            "Info 15:45:50 not a klog header",
             "",
         ] {
             assert!(!starts_record(line.as_bytes()), "{line}");

@@ -4,7 +4,7 @@
 use super::count_lines;
 use std::collections::HashMap;
 
-use super::fold::{fold_key, Folder, Same};
+use super::fold::{fold_key, micros_of, Folder, Same};
 use crate::diag::Diagnostic;
 use crate::event::RawTime;
 use crate::event::{Event, Micros, SourceKind};
@@ -261,8 +261,8 @@ fn fold_with_repeats(
 ) -> Vec<Event> {
     let mut folder = Folder::default();
     let mut repeats: Vec<Same> = Vec::with_capacity(sames.len());
-    // Line key -> (fold key, the exemplar's parsed time and its stamp's time, raw variant).
-    let mut exemplars: HashMap<u64, Option<(u64, Micros, Micros, bool)>> = HashMap::new();
+    // Line key -> (fold key, the exemplar's parsed time and its stamp's time, its raw time).
+    let mut exemplars: HashMap<u64, Option<(u64, Micros, Micros, RawTime)>> = HashMap::new();
     for (line, k, start, end) in sames {
         let exemplar = *exemplars.entry(k.key).or_insert_with(|| {
             let &(ex_line, ex_k, ex_start) = first_of.get(&k.key)?;
@@ -275,37 +275,35 @@ fn fold_with_repeats(
                 .binary_search_by_key(&(ex_line as u32 + 1), |e| e.line)
                 .ok()?;
             let ev = &events[at];
-            let date = text.get(ex_start..ex_start + 11)?;
+            // The stamp's date (a klog header's `mmdd hh:mm`): a record whose text holds it
+            // would differ from its repeats in more than its time.
+            let date = match ex_k.year_less {
+                true => text.get(ex_start + 1..ex_start + 11)?,
+                false => text.get(ex_start..ex_start + 11)?,
+            };
             let date = std::str::from_utf8(date).ok()?.trim_start_matches('[');
             let date = &date[..date.len().min(10)];
             let stamp_in_text = ev.message.contains(date)
                 || ev.component.contains(date)
                 || ev.fields.iter().any(|(_, v)| v.contains(date));
-            let (micros, utc) = match ev.raw_time? {
-                RawTime::Utc(m) => (m, true),
-                RawTime::Naive(m) => (m, false),
-                _ => return None,
-            };
+            let raw = ev.raw_time?;
+            let micros = micros_of(raw)?;
             if ev.n_lines != 1 || stamp_in_text || ev.repeat.is_some() {
                 return None;
             }
             let fold_key = fold_key(ev)?;
             folder.exemplar(k.key, ev, ids);
-            Some((fold_key, micros, ex_k.t, utc))
+            Some((fold_key, micros, ex_k.t, raw))
         });
         match exemplar {
-            Some((fold_key, micros, ex_t, utc)) => {
+            Some((fold_key, micros, ex_t, like)) => {
                 let t = micros + (k.t - ex_t);
                 repeats.push(Same {
                     line: line as u32 + 1,
                     key: fold_key,
                     exemplar: k.key,
                     ids: k.ids,
-                    raw: if utc {
-                        RawTime::Utc(t)
-                    } else {
-                        RawTime::Naive(t)
-                    },
+                    raw: same_kind(like, t),
                     t,
                 });
             }
@@ -344,6 +342,9 @@ pub(super) fn starts_record(text: &[u8]) -> bool {
     if inner.starts_with(b"{\"") {
         return !inner.starts_with(b"{\"log\"");
     }
+    if klog_led(inner) {
+        return true;
+    }
     let inner = inner.strip_prefix(b"[").unwrap_or(inner);
     // A level word before the date (`INFO 2024-…`).
     let level_end = inner
@@ -355,6 +356,35 @@ pub(super) fn starts_record(text: &[u8]) -> bool {
         _ => inner,
     };
     date_time_led(inner)
+}
+
+/// A klog / glog header: `Lmmdd hh:mm:ss` with `L` one of `IWEF`.
+fn klog_led(b: &[u8]) -> bool {
+    let digits =
+        |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    matches!(b.first(), Some(b'I' | b'W' | b'E' | b'F'))
+        && digits(1..5)
+        && b.get(5) == Some(&b' ')
+        && digits(6..8)
+        && b.get(8) == Some(&b':')
+}
+
+/// `t`, as parsed micros, in the variant of `like`: a year-less one as its day of the year
+/// (see `fold::micros_of`).
+fn same_kind(like: RawTime, t: Micros) -> RawTime {
+    match like {
+        RawTime::Utc(_) => RawTime::Utc(t),
+        RawTime::Naive(_) => RawTime::Naive(t),
+        RawTime::NoYear { .. } | RawTime::Age { .. } => {
+            const DAY: Micros = 86_400 * 1_000_000;
+            let (_, month, day) = crate::event::civil_from_days(t.div_euclid(DAY));
+            RawTime::NoYear {
+                month: month as u8,
+                day: day as u8,
+                micros_of_day: t.rem_euclid(DAY),
+            }
+        }
+    }
 }
 
 /// `YYYY-MM-DD` then `T` or a space, then `HH:`.

@@ -19,6 +19,8 @@ pub struct LineKey {
     /// The line's UUIDs, in order (the first [`MAX_IDS`]).
     pub ids: [[u8; 36]; MAX_IDS],
     pub n_ids: usize,
+    /// A klog stamp: `t` is in the leap year 2000, the line's own year unknown.
+    pub year_less: bool,
 }
 
 impl LineKey {
@@ -31,46 +33,92 @@ impl LineKey {
 /// UUIDs a [`LineKey`] hands back; a line with more has its ids masked all the same.
 pub const MAX_IDS: usize = 2;
 
-/// The key of a line that starts with a date-time (after an optional `[`): the line with that
-/// date-time's digits and its UUIDs masked.
+/// The key of a line that starts with a date-time (after an optional `[`), or with a klog /
+/// glog header (`E1127 12:35:38.133197`, whose year-less stamp is read as one of the leap year
+/// 2000): the line with that date-time's digits and its UUIDs masked.
 pub fn line_key(line: &[u8]) -> Option<LineKey> {
+    if let Some((end, t)) = klog_stamp(line) {
+        return Some(keyed(line, 0, end, t, true));
+    }
     let skip = usize::from(line.first() == Some(&b'['));
     let b = line.get(skip..)?;
-    let digit = |i: usize| {
-        b.get(i)
-            .filter(|c| c.is_ascii_digit())
-            .map(|c| u32::from(c - b'0'))
-    };
-    let num = |r: std::ops::Range<usize>| -> Option<u32> {
-        r.into_iter()
-            .try_fold(0u32, |acc, i| Some(acc * 10 + digit(i)?))
-    };
-    let sep = |i: usize, c: &[u8]| b.get(i).is_some_and(|x| c.contains(x));
-    if !(sep(4, b"-") && sep(7, b"-") && sep(10, b"T ") && sep(13, b":") && sep(16, b":")) {
+    let (end, t) = dated_stamp(b)?;
+    Some(keyed(line, skip, end, t, false))
+}
+
+/// A stamp's fraction of a second: up to nine digits after `.` or `,` at `at`, as micros,
+/// and where it ends; `(0, at)` when there is none.
+fn fraction(b: &[u8], at: usize) -> Option<(u32, usize)> {
+    if !b.get(at).is_some_and(|c| matches!(c, b'.' | b',')) {
+        return Some((0, at));
+    }
+    let mut n = 0;
+    let mut micros = 0u32;
+    while let Some(v) = b.get(at + 1 + n).filter(|c| c.is_ascii_digit()) {
+        if n < 6 {
+            micros = micros * 10 + u32::from(v - b'0');
+        }
+        n += 1;
+    }
+    if n == 0 {
         return None;
     }
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    // A fraction of up to nine digits after `.` or `,`.
-    let mut end = 19;
-    let mut micros = 0u32;
-    if sep(19, b".,") {
-        let mut n = 0;
-        while let Some(v) = digit(20 + n) {
-            if n < 6 {
-                micros = micros * 10 + v;
-            }
-            n += 1;
-        }
-        if n == 0 {
-            return None;
-        }
-        for _ in n..6 {
-            micros *= 10;
-        }
-        end = 20 + n;
+    for _ in n..6 {
+        micros *= 10;
     }
-    let t = micros_from_civil(i64::from(y), mo, d, h, mi, s, micros)?;
+    Some((micros, at + 1 + n))
+}
+
+/// The digits of `b[r]` as a number, if they are all digits.
+fn num(b: &[u8], r: std::ops::Range<usize>) -> Option<u32> {
+    b.get(r)?.iter().try_fold(0u32, |acc, c| {
+        c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0'))
+    })
+}
+
+/// `HH:MM:SS` at `at`, as seconds of the day.
+fn time_of_day(b: &[u8], at: usize) -> Option<(u32, u32, u32)> {
+    let colon = |i: usize| b.get(at + i) == Some(&b':');
+    if !(colon(2) && colon(5)) {
+        return None;
+    }
+    Some((
+        num(b, at..at + 2)?,
+        num(b, at + 3..at + 5)?,
+        num(b, at + 6..at + 8)?,
+    ))
+}
+
+/// A leading `YYYY-MM-DD[T ]HH:MM:SS[.frac]`: where it ends and its civil time as if UTC.
+fn dated_stamp(b: &[u8]) -> Option<(usize, Micros)> {
+    let sep = |i: usize, c: &[u8]| b.get(i).is_some_and(|x| c.contains(x));
+    if !(sep(4, b"-") && sep(7, b"-") && sep(10, b"T ")) {
+        return None;
+    }
+    let (y, mo, d) = (num(b, 0..4)?, num(b, 5..7)?, num(b, 8..10)?);
+    let (h, mi, s) = time_of_day(b, 11)?;
+    let (micros, end) = fraction(b, 19)?;
+    Some((
+        end,
+        micros_from_civil(i64::from(y), mo, d, h, mi, s, micros)?,
+    ))
+}
+
+/// A leading klog header stamp, `Lmmdd hh:mm:ss[.frac]` with `L` one of `IWEF`: where it
+/// ends and its time in the leap year 2000.
+fn klog_stamp(b: &[u8]) -> Option<(usize, Micros)> {
+    if !matches!(b.first(), Some(b'I' | b'W' | b'E' | b'F')) || b.get(5) != Some(&b' ') {
+        return None;
+    }
+    let (mo, d) = (num(b, 1..3)?, num(b, 3..5)?);
+    let (h, mi, s) = time_of_day(b, 6)?;
+    let (micros, end) = fraction(b, 14)?;
+    Some((end, micros_from_civil(2000, mo, d, h, mi, s, micros)?))
+}
+
+/// The key of `line`, whose stamp is `line[skip..skip + end]` at time `t`.
+fn keyed(line: &[u8], skip: usize, end: usize, t: Micros, year_less: bool) -> LineKey {
+    let b = &line[skip..];
     let mut h = Fx::default();
     h.write_u64(end as u64);
     h.write(&line[..skip]);
@@ -83,6 +131,7 @@ pub fn line_key(line: &[u8]) -> Option<LineKey> {
         t,
         ids: [[0; 36]; MAX_IDS],
         n_ids: 0,
+        year_less,
     };
     let rest = &b[end..];
     let mut from = 0;
@@ -110,7 +159,7 @@ pub fn line_key(line: &[u8]) -> Option<LineKey> {
     if too_many {
         key.n_ids = MAX_IDS + 1;
     }
-    Some(key)
+    key
 }
 
 /// A UUID (`8-4-4-4-12` hex digits) at `start`, not inside a longer word.
@@ -186,7 +235,13 @@ mod tests {
         let e = k(b"[2024-10-07 15:23:45,443 I 71 71] (raylet) main.cc:1: hi");
         let f = k(b"[2024-10-07 15:23:46,443 I 71 71] (raylet) main.cc:1: hi");
         assert_eq!((e.0, f.1 - e.1), (f.0, 1_000_000));
-        assert!(line_key(b"I1007 15:45:50.283 1 controller.go:1] hi").is_none());
+        // klog: the level letter is part of the key, the stamp's digits are not.
+        let g = k(b"E1007 15:45:50.283 1 controller.go:1] hi");
+        let h = k(b"E1008 15:45:50.283 1 controller.go:1] hi");
+        assert_eq!((g.0, h.1 - g.1), (h.0, 86_400_000_000));
+        assert_ne!(g.0, k(b"W1007 15:45:50.283 1 controller.go:1] hi").0);
+        assert!(line_key(b"E1307 15:45:50.283 1 controller.go:1] bad month").is_none());
+        assert!(line_key(b"Error 15:45:50 not a klog header").is_none());
         assert!(line_key(b"2024-13-07 15:23:45 bad month").is_none());
     }
 

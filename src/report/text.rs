@@ -283,16 +283,17 @@ fn write_cause(
             if same > 1 {
                 let last = &c.evidence[i - 1];
                 marks.see(last);
-                let when = |e: &Evidence| {
-                    crate::report::shown_time(e).unwrap_or_else(|| NO_TIME.to_string())
+                let span = match (
+                    crate::report::shown_time(e),
+                    crate::report::shown_time(last),
+                ) {
+                    (None, None) => String::new(),
+                    (first, last) => {
+                        let when = |t: Option<String>| t.unwrap_or_else(|| NO_TIME.to_string());
+                        format!(", {} – {}", when(first), when(last))
+                    }
                 };
-                let note = format!(
-                    "(×{same}, {} – {}; the last at {}:{})",
-                    when(e),
-                    when(last),
-                    last.file,
-                    last.line
-                );
+                let note = format!("(×{same}{span}; the last at {}:{})", last.file, last.line);
                 for line in wrap_opt(opts, &note, 9, 9) {
                     writeln!(w, "         {}", style.dim(&line))?;
                 }
