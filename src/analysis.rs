@@ -143,6 +143,9 @@ impl Analysis {
             _ => None,
         };
         let (mut report, failing) = rank_timeline(&tl, self.engine(), self.fail_on, started);
+        if self.load.sieve.is_some() {
+            report.inventory.sieved();
+        }
         report.bundle.filter = self.filter.clone();
         let unreadable = unnamed.or_else(|| tl.unreadable(path)).or_else(|| {
             // The sieved read kept few lines of files nothing matched: before refusing the
@@ -260,7 +263,7 @@ fn narrow(tl: &mut Timeline, f: &Filter) -> bool {
 /// sieved one: counts, window and diagnostics of every line.
 fn whole_bundle(report: &mut Report, inventory: Inventory, diagnostics: Vec<Diagnostic>) {
     report.window = inventory.window.clone();
-    report.stats.events = inventory.events;
+    report.stats.events = inventory.records_parsed;
     report.stats.unparsed_lines = inventory.unparsed_lines;
     report.bundle.files = inventory.files;
     report.bundle.bytes = inventory.bytes;

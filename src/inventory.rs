@@ -11,6 +11,7 @@ use crate::diag::Diagnostic;
 use crate::event::{format_rfc3339, Event, Micros};
 use crate::redact::Redactor;
 use crate::timeline::{format_offset, Timeline};
+use crate::words::count;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Inventory {
@@ -18,8 +19,14 @@ pub struct Inventory {
     pub files: usize,
     pub bytes: u64,
     pub lines: u64,
-    pub events: u64,
-    pub timed_events: u64,
+    /// Every record of the bundle, folded repeats included; `None` when the run parsed only
+    /// the lines a rule could match (see `records_parsed`).
+    pub events: Option<u64>,
+    /// Of `events`, those with a time.
+    pub timed_events: Option<u64>,
+    /// Records this run parsed: every record (`--inventory`, the HTML page, `timeline`), or
+    /// only those of the lines a rule could match (the text, JSON and markdown reports).
+    pub records_parsed: u64,
     pub unparsed_lines: u64,
     /// Files per source kind, by kind name.
     pub sources: BTreeMap<&'static str, usize>,
@@ -55,8 +62,17 @@ pub struct FileRow {
     pub source: &'static str,
     pub bytes: u64,
     pub lines: u64,
-    pub events: u64,
+    /// As [`Inventory::events`], for this file.
+    pub events: Option<u64>,
+    pub records_parsed: u64,
     pub unparsed_lines: u64,
+}
+
+impl FileRow {
+    /// Its events, or its records parsed when not every record was.
+    pub fn records(&self) -> u64 {
+        self.events.unwrap_or(self.records_parsed)
+    }
 }
 
 impl Inventory {
@@ -77,6 +93,43 @@ impl Inventory {
         for d in &mut self.diagnostics {
             r.in_place(&mut d.file);
             r.in_place(&mut d.problem);
+        }
+    }
+
+    /// Says that the counts are of the records parsed, not of every record: the run parsed
+    /// only the lines a rule could match.
+    pub fn sieved(&mut self) {
+        self.events = None;
+        self.timed_events = None;
+        for f in &mut self.file_list {
+            f.events = None;
+        }
+    }
+
+    /// The record counts in words: `2986 events (96.0% with a time)`, or `480 records parsed
+    /// (of the lines a rule could match)` when not every record was.
+    pub fn records_phrase(&self) -> String {
+        match (self.events, self.timed_events) {
+            (Some(n), Some(timed)) => {
+                let pct = if n == 0 {
+                    100.0
+                } else {
+                    timed as f64 * 100.0 / n as f64
+                };
+                format!("{} ({pct:.1}% with a time)", count(n, "event", "events"))
+            }
+            _ => format!(
+                "{} (of the lines a rule could match)",
+                count(self.records_parsed, "record parsed", "records parsed")
+            ),
+        }
+    }
+
+    /// The heading of the files' record column: what [`FileRow::records`] counts.
+    pub fn records_heading(&self) -> &'static str {
+        match self.events {
+            Some(_) => "Events",
+            None => "Records parsed",
         }
     }
 
@@ -121,8 +174,9 @@ impl Inventory {
             files: tl.files.len(),
             bytes: tl.files.iter().map(|f| f.bytes).sum(),
             lines: tl.files.iter().map(|f| f.lines).sum(),
-            events,
-            timed_events: timed,
+            events: Some(events),
+            timed_events: Some(timed),
+            records_parsed: events,
             unparsed_lines: tl.files.iter().map(|f| f.unparsed_lines).sum(),
             sources,
             window: window.map(|(a, b)| Window {
@@ -149,7 +203,8 @@ impl Inventory {
                     source: f.kind.as_str(),
                     bytes: f.bytes,
                     lines: f.lines,
-                    events: f.events,
+                    events: Some(f.events),
+                    records_parsed: f.events,
                     unparsed_lines: f.unparsed_lines,
                 })
                 .collect(),

@@ -125,7 +125,11 @@ impl BundleInfo {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Stats {
+    /// Records parsed, folded repeats included.
     pub events: u64,
+    /// Records the rules looked at, a folded run of repeats counting once: what the analysis
+    /// held in memory.
+    pub records_held: u64,
     pub unparsed_lines: u64,
     pub elapsed_ms: u64,
     pub rules: usize,

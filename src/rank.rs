@@ -208,7 +208,8 @@ pub fn rank(tl: &Timeline, rules: &[Rule], findings: &[Finding], elapsed_ms: u64
         causes,
         diagnostics: tl.diagnostics.clone(),
         stats: Stats {
-            events: inventory.events,
+            events: inventory.records_parsed,
+            records_held: tl.events.len() as u64,
             unparsed_lines: inventory.unparsed_lines,
             elapsed_ms,
             rules: rules.len(),

@@ -2317,3 +2317,41 @@ fn timeline_one_line_limit_and_tail() {
         events[events.len() - 2..].to_vec()
     );
 }
+
+/// One key, one meaning: `events` counts every record of the bundle, in every output that
+/// shows it; a report that parsed only the lines a rule could match says so
+/// (`records_parsed`, `events` null) instead of giving a smaller number the same name.
+#[test]
+fn every_output_counts_records_by_the_same_names() {
+    let dir = common::root().join("corpus/handmade-agent-died");
+    let dir = dir.to_str().unwrap();
+    let json =
+        |args: &[&str]| -> serde_json::Value { serde_json::from_slice(&stdout_of(args)).unwrap() };
+    let whole = json(&["analyze", dir, "--inventory", "--format", "json"]);
+    let all = whole["events"].as_u64().unwrap();
+    assert_eq!(whole["records_parsed"], all);
+    let report = json(&["analyze", dir, "--format", "json"]);
+    let inv = &report["inventory"];
+    assert!(
+        inv["events"].is_null() && inv["timed_events"].is_null(),
+        "{inv}"
+    );
+    let parsed = inv["records_parsed"].as_u64().unwrap();
+    assert!(parsed < all, "the sieve parses fewer: {parsed} of {all}");
+    assert_eq!(report["stats"]["events"], parsed);
+    assert!(inv["file_list"][0]["events"].is_null());
+    let md = String::from_utf8(stdout_of(&["analyze", dir, "--format", "markdown"])).unwrap();
+    assert!(
+        md.contains(&format!(
+            "{parsed} records parsed (of the lines a rule could match)"
+        )),
+        "{md}"
+    );
+    assert!(md.contains("| Records parsed |"));
+    // The HTML page reads every record: its numbers are the inventory's.
+    let html = String::from_utf8(stdout_of(&["analyze", dir, "--format", "html"])).unwrap();
+    assert!(
+        html.contains(&format!("{all} events")),
+        "the page counts {all}"
+    );
+}

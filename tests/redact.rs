@@ -196,7 +196,8 @@ fn planted() -> Planted {
         causes: vec![cause],
         diagnostics: tl.diagnostics.clone(),
         stats: Stats {
-            events: inventory.events,
+            events: inventory.records_parsed,
+            records_held: tl.events.len() as u64,
             unparsed_lines: 0,
             elapsed_ms: 0,
             rules: 1,

@@ -631,19 +631,13 @@ fn write_events(w: &mut dyn Write, t: &TimelineData) -> io::Result<()> {
 fn write_inventory(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     let inv = &report.inventory;
     writeln!(w, "<section id=\"inventory\">\n<h2>Bundle inventory</h2>")?;
-    let pct = if inv.events == 0 {
-        100.0
-    } else {
-        inv.timed_events as f64 * 100.0 / inv.events as f64
-    };
     writeln!(
         w,
-        "<p>{} ({}), {}, {} ({:.1}% with a time), {}.",
+        "<p>{} ({}), {}, {}, {}.",
         count(inv.files as u64, "file", "files"),
         esc(&inv.container),
         count(inv.lines, "line", "lines"),
-        count(inv.events, "event", "events"),
-        pct,
+        esc(&inv.records_phrase()),
         count(inv.unparsed_lines, "unparsed line", "unparsed lines")
     )?;
     if let (Some(t), Some(basis)) = (&inv.capture_time, &inv.capture_basis) {
@@ -674,8 +668,9 @@ fn write_inventory(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     }
     writeln!(
         w,
-        "<details><summary>{}</summary>\n<table>\n<thead><tr><th>File</th><th>Source</th><th class=\"num\">Lines</th><th class=\"num\">Events</th><th class=\"num\">Unparsed</th></tr></thead>\n<tbody>",
-        count(inv.file_list.len() as u64, "file", "files")
+        "<details><summary>{}</summary>\n<table>\n<thead><tr><th>File</th><th>Source</th><th class=\"num\">Lines</th><th class=\"num\">{}</th><th class=\"num\">Unparsed</th></tr></thead>\n<tbody>",
+        count(inv.file_list.len() as u64, "file", "files"),
+        inv.records_heading()
     )?;
     for f in &inv.file_list {
         writeln!(
@@ -684,7 +679,7 @@ fn write_inventory(w: &mut dyn Write, report: &Report) -> io::Result<()> {
             esc(&f.path),
             esc(f.source),
             f.lines,
-            f.events,
+            f.records(),
             f.unparsed_lines
         )?;
     }

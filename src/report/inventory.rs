@@ -16,17 +16,11 @@ pub fn write_text(w: &mut dyn Write, inv: &Inventory, style: Style) -> io::Resul
         count(inv.lines, "line", "lines"),
         inv.container
     )?;
-    let pct = if inv.events == 0 {
-        100.0
-    } else {
-        inv.timed_events as f64 * 100.0 / inv.events as f64
-    };
     writeln!(
         w,
-        "{} {} ({:.1}% with a time), {}",
-        style.bold("Events:"),
-        inv.events,
-        pct,
+        "{} {}, {}",
+        style.bold("Records:"),
+        inv.records_phrase(),
         count(inv.unparsed_lines, "unparsed line", "unparsed lines")
     )?;
     match &inv.window {
@@ -74,10 +68,15 @@ pub fn write_text(w: &mut dyn Write, inv: &Inventory, style: Style) -> io::Resul
     for f in &inv.file_list {
         writeln!(
             w,
-            "  {:<20} {:>9} lines {:>9} events {}{}",
+            "  {:<20} {:>9} lines {:>9} {} {}{}",
             f.source,
             f.lines,
-            f.events,
+            f.records(),
+            if f.events.is_some() {
+                "events"
+            } else {
+                "parsed"
+            },
             f.path,
             if f.unparsed_lines > 0 {
                 format!("  ({} unparsed)", f.unparsed_lines)

@@ -230,19 +230,13 @@ fn evidence_block(list: &[&Evidence]) -> String {
 fn write_inventory(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     let inv = &report.inventory;
     writeln!(w, "## Bundle inventory\n")?;
-    let pct = if inv.events == 0 {
-        100.0
-    } else {
-        inv.timed_events as f64 * 100.0 / inv.events as f64
-    };
     writeln!(
         w,
-        "{} ({}), {}, {} ({:.1}% with a time), {}.",
+        "{} ({}), {}, {}, {}.",
         count(inv.files as u64, "file", "files"),
         inv.container,
         count(inv.lines, "line", "lines"),
-        count(inv.events, "record parsed", "records parsed"),
-        pct,
+        inv.records_phrase(),
         count(inv.unparsed_lines, "unparsed line", "unparsed lines")
     )?;
     if let (Some(t), Some(basis)) = (&inv.capture_time, &inv.capture_basis) {
@@ -288,7 +282,11 @@ fn write_inventory(w: &mut dyn Write, report: &Report) -> io::Result<()> {
             "<details><summary>{}</summary>\n",
             count(inv.file_list.len() as u64, "file", "files")
         )?;
-        writeln!(w, "| File | Source | Lines | Events | Unparsed |")?;
+        writeln!(
+            w,
+            "| File | Source | Lines | {} | Unparsed |",
+            inv.records_heading()
+        )?;
         writeln!(w, "|---|---|--:|--:|--:|")?;
         for f in &inv.file_list {
             writeln!(
@@ -297,7 +295,7 @@ fn write_inventory(w: &mut dyn Write, report: &Report) -> io::Result<()> {
                 code(&f.path),
                 f.source,
                 f.lines,
-                f.events,
+                f.records(),
                 f.unparsed_lines
             )?;
         }

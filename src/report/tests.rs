@@ -205,7 +205,8 @@ pub(crate) fn fixture() -> (Timeline, Report) {
         causes: vec![agent_died, startup],
         diagnostics,
         stats: Stats {
-            events: inventory.events,
+            events: inventory.records_parsed,
+            records_held: tl.events.len() as u64,
             unparsed_lines: inventory.unparsed_lines,
             elapsed_ms: 0,
             rules: 4,
