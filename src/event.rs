@@ -319,6 +319,10 @@ pub struct Repeat {
     pub last_times: Vec<Micros>,
 }
 
+/// The longest silence within one incident's records: an operator's start-up a day before
+/// the incident and hours of silence are not part of it (see `timeline::Spans`).
+pub const QUIET: Micros = 3 * 3600 * MICROS_PER_SEC;
+
 /// How many window lengths a [`Repeat`] keeps the shortest span of.
 pub const REPEAT_SPANS: usize = 8;
 

@@ -209,9 +209,9 @@ impl Cause {
 /// The optional `timeline` section of the report.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TimelineData {
-    /// Start of the first bucket (the first timed event).
+    /// Start of the first bucket: the incident window's start (`Timeline::window`).
     pub start: String,
-    /// End of the last bucket (the last timed event).
+    /// End of the last bucket: the window's end.
     pub end: String,
     pub bucket_ms: f64,
     pub buckets: usize,
@@ -225,6 +225,9 @@ pub struct TimelineData {
     pub rows: Vec<Row>,
     /// Whether `rows` was cut at the cap.
     pub rows_capped: bool,
+    /// Timed events outside the window (an object's age, an operator's start-up before
+    /// hours of silence): counted, not drawn.
+    pub outside: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

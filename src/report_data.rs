@@ -67,6 +67,8 @@ pub struct Lanes {
     lanes: Vec<Option<Lane>>,
     /// The first and last time counted.
     seen: Option<(Micros, Micros)>,
+    /// Times counted outside the window: not drawn (see `timeline::Spans`).
+    outside: u64,
 }
 
 impl Lanes {
@@ -84,6 +86,7 @@ impl Lanes {
             width,
             lanes: SourceKind::ALL.iter().map(|_| None).collect(),
             seen: None,
+            outside: 0,
         }
     }
 
@@ -94,6 +97,10 @@ impl Lanes {
     /// Counts an event of `kind` at `level` at time `t`.
     pub fn count(&mut self, kind: SourceKind, t: Micros, level: Level) {
         self.seen = Some(self.seen.map_or((t, t), |(lo, hi)| (lo.min(t), hi.max(t))));
+        if self.window.is_some_and(|(lo, hi)| t < lo || t > hi) {
+            self.outside += 1;
+            return;
+        }
         let b = self.bucket_of(t);
         let n_buckets = self.n_buckets;
         let Some(slot) = self.lanes.get_mut(usize::from(kind.index())) else {
@@ -127,6 +134,7 @@ impl Lanes {
         if let Some((lo, hi)) = other.seen {
             self.seen = Some(self.seen.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
         }
+        self.outside += other.outside;
         for (slot, lane) in self.lanes.iter_mut().zip(other.lanes) {
             let Some(lane) = lane else {
                 continue;
@@ -421,6 +429,7 @@ impl<'a> Picture<'a> {
                     lo,
                     width,
                     lanes,
+                    outside,
                     ..
                 },
             wanted,
@@ -525,6 +534,7 @@ impl<'a> Picture<'a> {
             markers,
             rows,
             rows_capped,
+            outside,
         }
     }
 }

@@ -12,12 +12,16 @@
 //! stamps fall back on, the capture time) exactly as `timeline::build` does, and
 //! [`Resolution`] turns stamps into times.
 
+use std::collections::BTreeMap;
+
 use crate::collected::{collected_fact, collected_from, Collected};
-use crate::event::{Event, FileId, Micros, RawTime, Timestamp, TsQuality, MICROS_PER_SEC};
+use crate::event::{
+    Event, FileId, Micros, RawTime, SourceKind, Timestamp, TsQuality, MICROS_PER_SEC,
+};
 use crate::load::FileInfo;
 use crate::timeline::{
-    capture_without_record, recorded_time, resolve_no_year, zones_for, CaptureTime, TimeConfig,
-    ZoneDecision,
+    capture_without_record, note_by_hour, recorded_time, resolve_no_year, zones_for, CaptureTime,
+    Spans, TimeConfig, ZoneDecision,
 };
 
 /// A time that resolves without any other year-less stamp: explicit UTC, or zone-less.
@@ -71,6 +75,10 @@ pub struct FileTimes {
     naive: bool,
     utc: Option<(Micros, Micros)>,
     local: Option<(Micros, Micros)>,
+    /// The UTC and zone-less times, as `timeline::note_by_hour` keeps them: what the
+    /// incident window needs of them.
+    utc_hours: BTreeMap<i64, (Micros, Micros)>,
+    local_hours: BTreeMap<i64, (Micros, Micros)>,
     anchors: u64,
     no_year: Vec<NoYear>,
     /// The UTC or zone-less time seen since the last year-less stamp.
@@ -109,11 +117,13 @@ impl FileTimes {
             None => Own::None,
             Some(RawTime::Utc(t)) => {
                 widen(&mut self.utc, t);
+                note_by_hour(&mut self.utc_hours, (t, t));
                 Own::Anchor(Anchor::Utc(t))
             }
             Some(RawTime::Naive(t)) => {
                 self.naive = true;
                 widen(&mut self.local, t);
+                note_by_hour(&mut self.local_hours, (t, t));
                 Own::Anchor(Anchor::Naive(t))
             }
             Some(RawTime::NoYear {
@@ -224,7 +234,18 @@ impl Tracker {
         // Year-less stamps, file by file, each from the time before it.
         let mut no_year: Vec<Vec<Option<Micros>>> = Vec::with_capacity(by_id.len());
         let mut newest: Option<Micros> = window.map(|(_, hi)| hi);
-        let mut all = window;
+        // The incident window, as `Timeline::window` takes it.
+        let mut spans = Spans::default();
+        let kind = |id: usize| files.get(id).map_or(SourceKind::Unknown, |f| f.kind);
+        for (id, t) in by_id.iter().enumerate() {
+            let (off, quality) = offsets[id];
+            for &(lo, hi) in t.utc_hours.values() {
+                spans.add_span(kind(id), TsQuality::Exact, (lo, hi));
+            }
+            for &(lo, hi) in t.local_hours.values() {
+                spans.add_span(kind(id), quality, (lo - off, hi - off));
+            }
+        }
         for (id, t) in by_id.iter().enumerate() {
             let off = offsets[id].0;
             let mut reference = window.map(|(lo, _)| lo);
@@ -238,7 +259,7 @@ impl Tracker {
                 if let Some(r) = resolved {
                     reference = Some(r);
                     newest = Some(newest.map_or(r, |n| n.max(r)));
-                    widen(&mut all, r);
+                    spans.add(kind(id), TsQuality::AssumedUtc, r);
                 }
                 got.push(resolved);
             }
@@ -265,8 +286,12 @@ impl Tracker {
             timed += no_year[id].iter().filter(|r| r.is_some()).count() as u64;
             if let (Some(cap), Some((lo, hi))) = (&capture, t.ages) {
                 timed += t.n_ages;
-                widen(&mut all, cap.micros - hi * MICROS_PER_SEC);
-                widen(&mut all, cap.micros - lo * MICROS_PER_SEC);
+                let (lo, hi) = (
+                    cap.micros - hi * MICROS_PER_SEC,
+                    cap.micros - lo * MICROS_PER_SEC,
+                );
+                spans.add(kind(id), TsQuality::Approximate, lo);
+                spans.add(kind(id), TsQuality::Approximate, hi);
             }
         }
         Resolution {
@@ -275,7 +300,7 @@ impl Tracker {
             zones,
             capture,
             collected,
-            window: all,
+            window: spans.window(),
             timed,
         }
     }
@@ -298,7 +323,7 @@ pub struct Resolution {
     pub zones: Vec<ZoneDecision>,
     pub capture: Option<CaptureTime>,
     pub collected: Option<Collected>,
-    /// First and last resolved time of the bundle.
+    /// The incident window (`Timeline::window`).
     pub window: Option<(Micros, Micros)>,
     /// Events whose time resolves.
     pub timed: u64,

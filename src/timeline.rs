@@ -23,6 +23,7 @@ use std::path::Path;
 use crate::collected::{collected_fact, collected_from, Collected};
 use crate::event::{
     micros_from_civil, Event, Micros, RawTime, SourceKind, Timestamp, TsQuality, MICROS_PER_SEC,
+    QUIET,
 };
 use crate::load::{FileInfo, Loaded};
 use crate::parse::primitives::instant;
@@ -147,26 +148,115 @@ impl Timeline {
         ))
     }
 
-    /// First and last resolved time.
+    /// The incident window: the first and last time the bundle's records tell (see
+    /// [`Spans`]).
     pub fn window(&self) -> Option<(Micros, Micros)> {
-        let mut times = self
-            .events
-            .iter()
-            .flat_map(|e| {
-                [
-                    e.ts.map(|t| t.micros),
-                    e.repeat.as_ref().and_then(|r| r.last),
-                ]
-            })
-            .flatten();
-        let first = times.next()?;
-        let (lo, hi) = times.fold((first, first), |(lo, hi), t| (lo.min(t), hi.max(t)));
-        Some((lo, hi))
+        let mut spans = Spans::default();
+        for e in &self.events {
+            let Some(ts) = e.ts else { continue };
+            let kind = self.file(e.file).map_or(e.kind, |f| f.kind);
+            spans.add(kind, ts.quality, ts.micros);
+            if let Some(last) = e.repeat.as_ref().and_then(|r| r.last) {
+                spans.add(kind, ts.quality, last);
+            }
+        }
+        spans.window()
     }
 
     pub fn file(&self, id: u32) -> Option<&FileInfo> {
         self.files.get(id as usize)
     }
+}
+
+/// The spans a bundle's times fall in, from which its incident window is taken.
+///
+/// The window is anchored on the times records were written: lines of Ray's and KubeRay's
+/// logs and events, with an exact, inferred, given or assumed zone. The times of
+/// Kubernetes objects (a pod's start, a condition's last change) and `kubectl` ages are
+/// about objects, not the incident: a kube-system pod created a day before it, or an object
+/// last changed weeks earlier, must not stretch the window, the page's picture or the times
+/// `timeline --since +5m` counts from. Nor does an operator's start-up, logged a day before
+/// the incident and followed by hours of silence: the window is the last stretch of records
+/// with no silence longer than [`QUIET`] in it. Only a bundle with no such record falls
+/// back on its precise times of any kind, then on every time.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Spans {
+    /// Record times, as spans of records less than an hour apart, by the hour of their
+    /// first time.
+    records: BTreeMap<i64, (Micros, Micros)>,
+    precise: Option<(Micros, Micros)>,
+    all: Option<(Micros, Micros)>,
+}
+
+const HOUR: Micros = 3600 * MICROS_PER_SEC;
+
+impl Spans {
+    /// Notes a time `t` of quality `quality` read from a file of kind `kind`.
+    pub(crate) fn add(&mut self, kind: SourceKind, quality: TsQuality, t: Micros) {
+        self.add_span(kind, quality, (t, t));
+    }
+
+    /// Notes the times from `lo` to `hi` of one file, less than an hour apart from one to
+    /// the next: all of them, for the window, as if added one by one.
+    pub(crate) fn add_span(
+        &mut self,
+        kind: SourceKind,
+        quality: TsQuality,
+        (lo, hi): (Micros, Micros),
+    ) {
+        let widen = |span: &mut Option<(Micros, Micros)>| {
+            *span = Some(span.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+        };
+        widen(&mut self.all);
+        if quality == TsQuality::Approximate {
+            return;
+        }
+        widen(&mut self.precise);
+        if tells_when_records_were_written(kind) {
+            note_by_hour(&mut self.records, (lo, hi));
+        }
+    }
+
+    /// The window: the last stretch of records, else the precise times' span, else every
+    /// time's.
+    pub(crate) fn window(&self) -> Option<(Micros, Micros)> {
+        let mut last: Option<(Micros, Micros)> = None;
+        for &(lo, hi) in self.records.values() {
+            last = Some(match last {
+                Some((a, b)) if lo - b <= QUIET => (a, b.max(hi)),
+                _ => (lo, hi),
+            });
+        }
+        last.or(self.precise).or(self.all)
+    }
+}
+
+/// Notes the times `lo..=hi` (less than an hour apart from one to the next) in spans of
+/// times less than an hour apart, by the hour of their first time: spans that start in one
+/// hour are less than an hour apart, so they are one span.
+pub(crate) fn note_by_hour(
+    spans: &mut BTreeMap<i64, (Micros, Micros)>,
+    (lo, hi): (Micros, Micros),
+) {
+    let slot = spans.entry(lo.div_euclid(HOUR)).or_insert((lo, hi));
+    *slot = (slot.0.min(lo), slot.1.max(hi));
+}
+
+/// Whether a file of this kind holds records of when something happened (logs, events),
+/// rather than objects whose times are about the object.
+fn tells_when_records_were_written(kind: SourceKind) -> bool {
+    !matches!(
+        kind,
+        SourceKind::KubeObject
+            | SourceKind::KubeTable
+            | SourceKind::BundleMeta
+            | SourceKind::DescribeRayService
+            | SourceKind::DescribeRayCluster
+            | SourceKind::DescribeRayJob
+            | SourceKind::DescribePod
+            | SourceKind::DescribeNode
+            | SourceKind::DescribeOther
+    )
 }
 
 /// Resolves every time and merges the files into one ordered stream.
@@ -565,6 +655,51 @@ pub fn format_offset(secs: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_window_is_the_last_stretch_of_records() {
+        const H: Micros = 3600 * MICROS_PER_SEC;
+        let mut spans = Spans::default();
+        // The operator starts a day before the incident, then is silent for hours.
+        spans.add(SourceKind::Operator, TsQuality::Exact, 0);
+        spans.add(SourceKind::Operator, TsQuality::Exact, 60 * MICROS_PER_SEC);
+        // A kube-system pod's age and a condition's old transition time.
+        spans.add(SourceKind::KubeTable, TsQuality::Approximate, -31 * H);
+        spans.add(SourceKind::KubeObject, TsQuality::Exact, -40 * 24 * H);
+        // The incident: records less than the silence apart, over four hours.
+        for t in [24 * H, 25 * H, 27 * H, 28 * H] {
+            spans.add(SourceKind::Raylet, TsQuality::InferredZone, t);
+        }
+        spans.add(SourceKind::KubeEvents, TsQuality::Approximate, 29 * H);
+        assert_eq!(spans.window(), Some((24 * H, 28 * H)));
+        // Spans added whole give the same window as their times one by one.
+        let mut whole = Spans::default();
+        whole.add_span(
+            SourceKind::Operator,
+            TsQuality::Exact,
+            (0, 60 * MICROS_PER_SEC),
+        );
+        whole.add_span(
+            SourceKind::Raylet,
+            TsQuality::InferredZone,
+            (24 * H, 24 * H + 10),
+        );
+        whole.add_span(
+            SourceKind::Raylet,
+            TsQuality::InferredZone,
+            (25 * H, 25 * H + 10),
+        );
+        assert_eq!(whole.window(), Some((24 * H, 25 * H + 10)));
+        // With no record, objects' precise times, then every time.
+        let mut objects = Spans::default();
+        objects.add(SourceKind::KubeObject, TsQuality::Exact, 5);
+        objects.add(SourceKind::KubeTable, TsQuality::Approximate, -H);
+        assert_eq!(objects.window(), Some((5, 5)));
+        let mut ages = Spans::default();
+        ages.add(SourceKind::KubeTable, TsQuality::Approximate, -H);
+        ages.add(SourceKind::KubeEvents, TsQuality::Approximate, 0);
+        assert_eq!(ages.window(), Some((-H, 0)));
+    }
     use crate::event::format_rfc3339;
 
     #[test]

@@ -273,6 +273,7 @@ impl Joining {
             .chain(out.first_timed.iter_mut())
             .chain(out.last_timed.iter_mut())
             .chain(out.bounds.0.iter_mut().flatten())
+            .chain(out.edges.iter_mut())
         {
             ev.line = shift(ev.line);
             if let Some(r) = &mut ev.repeat {
@@ -292,7 +293,10 @@ impl Joining {
         if out.last_timed.is_some() {
             all.last_timed = out.last_timed;
         }
+        // A silence may lie between two pieces: each piece's extremes stay as edges.
+        all.edges.extend(out.bounds.0.iter().flatten().cloned());
         all.bounds.join(out.bounds);
+        all.edges.append(&mut out.edges);
         all.diagnostics.append(&mut out.diagnostics);
         all.unparsed_lines += out.unparsed_lines;
         all.zone_samples.append(&mut out.zone_samples);

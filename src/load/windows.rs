@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use super::fold::{fold_key, micros_of, Folder, Same};
 use crate::diag::Diagnostic;
-use crate::event::RawTime;
 use crate::event::{Event, Micros, SourceKind};
+use crate::event::{RawTime, QUIET};
 use crate::parse::stamp::{line_key, LineKey};
 use crate::parse::{self, ParseOutput};
 use crate::rules::sieve::{Hit, Sieve, LOOKAHEAD_LINES, LOOKBACK_LINES};
@@ -29,6 +29,10 @@ pub(super) struct Sieved {
     /// parsed: the bundle's window is the same as a full parse's even when a file's first
     /// lines are not its earliest (a klog line before zap's JSON ones).
     pub(super) bounds: Bounds,
+    /// Records on either side of a silence in the records parsed: the incident window
+    /// (`timeline::Spans`) starts after the last silence, which only these show of the lines
+    /// the sieve did not keep.
+    pub(super) edges: Vec<Event>,
     pub(super) diagnostics: Vec<Diagnostic>,
     pub(super) unparsed_lines: u64,
     pub(super) zone_samples: Vec<Micros>,
@@ -47,6 +51,7 @@ impl Sieved {
         events.extend(self.first_timed);
         events.extend(self.last_timed);
         events.extend(self.bounds.0.into_iter().flatten().filter(|e| !inside(e)));
+        events.extend(self.edges.into_iter().filter(|e| !inside(e)));
         events.sort_by_key(|e| e.line);
         events.dedup_by(|a, b| a.line == b.line);
         ParseOutput {
@@ -188,6 +193,8 @@ pub(super) fn parse_windows(
     };
 
     let mut out = Sieved::default();
+    // The latest UTC and zone-less record of the windows so far.
+    let mut latest: [Option<(Micros, Event)>; 2] = [None, None];
     let mut hit_iter = hits.iter().map(|&(line, _)| line).peekable();
     for (wi, &(first_line, from, to)) in windows.iter().enumerate() {
         let part = parse::parse(kind, &text[from..to]);
@@ -215,7 +222,22 @@ pub(super) fn parse_windows(
                 extremes[slot + 1] = Some((t, idx));
             }
         }
+        let extremes_at = extremes;
         let extremes: Vec<usize> = extremes.iter().flatten().map(|&(_, i)| i).collect();
+        let mut edges = silence_edges(&part.events);
+        // A silence between the previous window's latest record and this one's earliest.
+        for (slot, held) in latest.iter_mut().enumerate() {
+            let (Some((t, ev)), Some(&(first, idx))) =
+                (held.as_ref(), extremes_at[slot * 2].as_ref())
+            else {
+                continue;
+            };
+            if first - t > QUIET {
+                out.edges.push(ev.clone());
+                edges.push(idx);
+            }
+        }
+        edges.sort_unstable();
         for (idx, mut ev) in part.events.into_iter().enumerate() {
             ev.line += offset;
             // Lines of this record, as 0-based indices.
@@ -233,6 +255,14 @@ pub(super) fn parse_windows(
             }
             if extremes.contains(&idx) {
                 out.bounds.note(&ev);
+            }
+            if !holds_hit && edges.binary_search(&idx).is_ok() {
+                out.edges.push(ev.clone());
+            }
+            for (slot, at) in [(0, 1), (1, 3)] {
+                if extremes_at[at].is_some_and(|(_, i)| i == idx) {
+                    latest[slot] = extremes_at[at].map(|(t, _)| (t, ev.clone()));
+                }
             }
             if holds_hit {
                 out.events.push(ev);
@@ -328,6 +358,35 @@ fn fold_with_repeats(
         folder.push_same(s);
     }
     folder.finish()
+}
+
+/// The indices of `events` (one window's records) that the incident window may start or end
+/// at: the records on either side of a silence longer
+/// than [`QUIET`](crate::event::QUIET), by the time parsed (UTC and zone-less times apart). Sorted.
+fn silence_edges(events: &[Event]) -> Vec<usize> {
+    let mut edges = Vec::new();
+    for utc in [true, false] {
+        let mut times: Vec<(Micros, usize)> = events
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| match e.raw_time {
+                Some(RawTime::Utc(t)) if utc => Some((t, i)),
+                Some(RawTime::Naive(t)) if !utc => Some((t, i)),
+                _ => None,
+            })
+            .collect();
+        times.sort_unstable();
+        for pair in times.windows(2) {
+            if let [(a, i), (b, j)] = pair {
+                if b - a > QUIET {
+                    edges.extend([*i, *j]);
+                }
+            }
+        }
+    }
+    edges.sort_unstable();
+    edges.dedup();
+    edges
 }
 
 /// Whether the line at the start of `text` surely begins a record of its own, in any format:

@@ -320,8 +320,9 @@ fn write_picture(w: &mut dyn Write, report: &Report, t: &TimelineData) -> io::Re
             )?;
         }
     }
-    // Axis.
+    // Axis: times of day, with the date when the window spans more than one day.
     let axis_y = TOP + n_lanes * LANE_H;
+    let spans_days = t.start.get(..10) != t.end.get(..10);
     writeln!(
         w,
         "<line x1=\"{LABEL_W}\" y1=\"{axis_y:.1}\" x2=\"{:.1}\" y2=\"{axis_y:.1}\" stroke=\"#5d6677\"/>",
@@ -329,7 +330,7 @@ fn write_picture(w: &mut dyn Write, report: &Report, t: &TimelineData) -> io::Re
     )?;
     for tick in &t.ticks {
         let x = LABEL_W + tick.bucket as f64 * bw;
-        let label = tick.label.get(11..19).unwrap_or(&tick.label);
+        let label = tick_label(&tick.label, spans_days);
         let anchor = if tick.bucket == 0 {
             "start"
         } else if tick.bucket >= t.buckets {
@@ -342,7 +343,7 @@ fn write_picture(w: &mut dyn Write, report: &Report, t: &TimelineData) -> io::Re
             "<line x1=\"{x:.1}\" y1=\"{axis_y:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#5d6677\"/><text class=\"tick\" x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"{anchor}\">{}</text>",
             axis_y + 5.0,
             axis_y + 18.0,
-            esc(label)
+            esc(&label)
         )?;
     }
     writeln!(
@@ -352,6 +353,13 @@ fn write_picture(w: &mut dyn Write, report: &Report, t: &TimelineData) -> io::Re
         esc(t.start.get(..10).unwrap_or(&t.start))
     )?;
     writeln!(w, "</svg>")?;
+    if t.outside > 0 {
+        writeln!(
+            w,
+            "<p class=\"meta\">{} outside the incident window (objects' ages, a start-up before hours of silence) not drawn.</p>",
+            count(t.outside, "timed event", "timed events")
+        )?;
+    }
 
     // Legend: the first line of each label, in time order, reads as the story.
     let mut firsts: Vec<&crate::model::Marker> = Vec::new();
@@ -727,4 +735,26 @@ fn esc(text: &str) -> String {
         }
     }
     out
+}
+
+/// An axis label of an RFC 3339 time: `HH:MM:SS`, or `MM-DD HH:MM` on an axis that spans
+/// days.
+fn tick_label(rfc3339: &str, spans_days: bool) -> String {
+    let part = |r: std::ops::Range<usize>| rfc3339.get(r).unwrap_or(rfc3339);
+    match spans_days {
+        true => format!("{} {}", part(5..10), part(11..16)),
+        false => part(11..19).to_string(),
+    }
+}
+
+#[cfg(test)]
+mod axis_tests {
+    use super::tick_label;
+
+    #[test]
+    fn an_axis_over_days_shows_the_date() {
+        let t = "2024-06-10T07:41:14.120Z";
+        assert_eq!(tick_label(t, false), "07:41:14");
+        assert_eq!(tick_label(t, true), "06-10 07:41");
+    }
 }
