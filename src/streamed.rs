@@ -79,12 +79,14 @@ impl Outline {
             cfg,
         );
         let events = streamed.files.iter().map(|f| f.events).sum();
+        let mut diagnostics = streamed.diagnostics;
+        diagnostics.extend(crate::timeline::tz_contradictions(&streamed.files, cfg));
         let timeline = Timeline {
             bundle_path: streamed.bundle_path,
             container: streamed.container,
             files: streamed.files,
             events: Vec::new(),
-            diagnostics: streamed.diagnostics,
+            diagnostics,
             zones: resolution.zones.clone(),
             capture: resolution.capture.clone(),
             collected: resolution.collected.clone(),

@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::collected::{collected_fact, collected_from, Collected};
+use crate::diag::Diagnostic;
 use crate::event::{
     micros_from_civil, Event, Micros, RawTime, SourceKind, Timestamp, TsQuality, MICROS_PER_SEC,
     QUIET,
@@ -58,7 +59,7 @@ pub struct Timeline {
     pub container: String,
     pub files: Vec<FileInfo>,
     pub events: Vec<Event>,
-    pub diagnostics: Vec<crate::diag::Diagnostic>,
+    pub diagnostics: Vec<Diagnostic>,
     pub zones: Vec<ZoneDecision>,
     pub capture: Option<CaptureTime>,
     /// Set for a bundle written by `raysift collect`.
@@ -267,10 +268,11 @@ pub fn build(loaded: Loaded, cfg: &TimeConfig) -> Timeline {
         root_name,
         files,
         mut events,
-        diagnostics,
+        mut diagnostics,
     } = loaded;
 
     let zones = decide_zones(&files, &events, cfg);
+    diagnostics.extend(tz_contradictions(&files, cfg));
     let offsets: BTreeMap<u32, (i64, TsQuality)> = zones
         .iter()
         .filter_map(|z| {
@@ -477,6 +479,29 @@ pub(crate) fn zones_for(
                 quality: TsQuality::AssumedUtc,
                 basis: "no zone evidence: assumed UTC (use --tz to set it)".to_string(),
             }
+        })
+        .collect()
+}
+
+/// A file whose own lines state a zone (UTC stamps beside its zone-less ones) other than the
+/// one `--tz` gives: the given zone is used, and the contradiction is told, file by file.
+pub(crate) fn tz_contradictions(files: &[FileInfo], cfg: &TimeConfig) -> Vec<Diagnostic> {
+    let Some(given) = cfg.tz_override else {
+        return Vec::new();
+    };
+    files
+        .iter()
+        .filter_map(|f| {
+            let stated = consensus(&f.zone_samples).filter(|&off| off != given)?;
+            Some(Diagnostic::for_file(
+                f.path.clone(),
+                format!(
+                    "--tz {} contradicts the file: its lines carry UTC stamps beside their \
+                     zone-less times that put them at UTC{}; the times are read at --tz",
+                    format_offset(given),
+                    format_offset(stated)
+                ),
+            ))
         })
         .collect()
 }

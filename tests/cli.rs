@@ -2388,3 +2388,26 @@ fn relative_times_count_from_the_incident_window() {
         "the page says what it left out"
     );
 }
+
+/// `--tz` is obeyed, and a file whose own lines state another zone says so, in `analyze` and
+/// `timeline` alike.
+#[test]
+fn a_tz_that_contradicts_the_bundle_is_told() {
+    let dir = common::root().join("corpus/handmade-agent-died");
+    let dir = dir.to_str().unwrap();
+    let said = "--tz +08:00 contradicts the file";
+    let report: serde_json::Value = serde_json::from_slice(&stdout_of(&[
+        "analyze", dir, "--tz", "+08:00", "--format", "json",
+    ]))
+    .unwrap();
+    let diags = report["diagnostics"].to_string();
+    assert!(
+        diags.contains(said) && diags.contains("UTC-07:00"),
+        "{diags}"
+    );
+    let tl = common::raysift(&["timeline", dir, "--tz", "+08:00", "--limit", "1"]);
+    assert!(String::from_utf8_lossy(&tl.stderr).contains(said));
+    // The zone the bundle states, given: nothing to tell.
+    let agreeing = common::raysift(&["timeline", dir, "--tz", "-07:00", "--limit", "1"]);
+    assert!(!String::from_utf8_lossy(&agreeing.stderr).contains("contradicts"));
+}
