@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::event::format_rfc3339;
+use crate::event::{format_rfc3339, Micros, MICROS_PER_SEC};
 use crate::inventory::Inventory;
 use crate::model::{BundleInfo, Cause, Evidence, Report, Stats, Symptom, SCHEMA, VERSION};
 use crate::objects::{BundleObjects, ObjectRef};
@@ -91,6 +91,27 @@ pub fn rank(tl: &Timeline, rules: &[Rule], findings: &[Finding], elapsed_ms: u64
             parent.insert(id.clone(), e.id.clone());
         }
     }
+    let bundle_objects = BundleObjects::of(&tl.events);
+    let path_pods = bundle_objects.path_pods(&tl.files);
+    let objects_of = |ms: &[&Merged]| -> Vec<ObjectRef> {
+        let events = ms
+            .iter()
+            .flat_map(|m| m.evidence.iter().map(|(r, _)| r.event))
+            .filter_map(|i| tl.events.get(i))
+            .map(|ev| (ev, path_pods.get(ev.file as usize).and_then(Option::as_ref)));
+        let mut objs = crate::objects::of_evidence(events, &bundle_objects);
+        if !objs.iter().any(ObjectRef::is_ray) {
+            if let Some(only) = bundle_objects.only_workload() {
+                objs.insert(0, only);
+            }
+        }
+        objs
+    };
+
+    // An open-world finding that echoes a catalogue cause hangs under it.
+    for (echo, cause) in echoes(tl, &by_id, &parent, &objects_of) {
+        parent.insert(echo, cause);
+    }
     // Climb to the root so that chains hang under their first cause.
     let root_of = |id: &str| -> String {
         let mut cur = id.to_string();
@@ -116,23 +137,6 @@ pub fn rank(tl: &Timeline, rules: &[Rule], findings: &[Finding], elapsed_ms: u64
             (a.ts.is_none(), &a.ts, &a.file, a.line).cmp(&(b.ts.is_none(), &b.ts, &b.file, b.line))
         });
         out
-    };
-
-    let bundle_objects = BundleObjects::of(&tl.events);
-    let path_pods = bundle_objects.path_pods(&tl.files);
-    let objects_of = |ms: &[&Merged]| -> Vec<ObjectRef> {
-        let events = ms
-            .iter()
-            .flat_map(|m| m.evidence.iter().map(|(r, _)| r.event))
-            .filter_map(|i| tl.events.get(i))
-            .map(|ev| (ev, path_pods.get(ev.file as usize).and_then(Option::as_ref)));
-        let mut objs = crate::objects::of_evidence(events, &bundle_objects);
-        if !objs.iter().any(ObjectRef::is_ray) {
-            if let Some(only) = bundle_objects.only_workload() {
-                objs.insert(0, only);
-            }
-        }
-        objs
     };
 
     let mut causes: Vec<Cause> = Vec::new();
@@ -218,6 +222,100 @@ pub fn rank(tl: &Timeline, rules: &[Rule], findings: &[Finding], elapsed_ms: u64
         timeline: None,
         unrecognised: Vec::new(),
     }
+}
+
+/// How far from a cause's evidence, in time, a generic finding's records may lie and still
+/// be its echo.
+const ECHO_SLACK: Micros = 5 * 60 * MICROS_PER_SEC;
+
+/// The open world's generic findings that are echoes of a catalogue cause, each with the
+/// cause it echoes: one failure is one cause. A generic finding (`component_exception`,
+/// `unrecognised_error`, `object_unhealthy`) echoes a cause of at least its severity when it
+/// cites one of the cause's records, or when its records concern one of the cause's objects
+/// within [`ECHO_SLACK`] of the cause's evidence (or carry no time: an object's state as
+/// dumped): the controller's "failed to update" records after a replica's constructor
+/// raised, the dashboard's refused calls to an agent that died, the pod status of the pod
+/// whose image cannot be pulled. Of several such causes, the highest scored takes it; what no cause explains
+/// stays a finding of its own.
+fn echoes(
+    tl: &Timeline,
+    by_id: &BTreeMap<String, Merged>,
+    parent: &BTreeMap<String, String>,
+    objects_of: &dyn Fn(&[&Merged]) -> Vec<ObjectRef>,
+) -> Vec<(String, String)> {
+    let events =
+        |m: &Merged| -> BTreeSet<usize> { m.evidence.iter().map(|(r, _)| r.event).collect() };
+    let span = |m: &Merged| -> Option<(Micros, Micros)> {
+        let mut times = m
+            .evidence
+            .iter()
+            .filter_map(|(r, _)| tl.events.get(r.event)?.ts)
+            .map(|t| t.micros);
+        let first = times.next()?;
+        Some(times.fold((first, first), |(lo, hi), t| (lo.min(t), hi.max(t))))
+    };
+    let causes: Vec<(
+        &Merged,
+        BTreeSet<usize>,
+        Vec<ObjectRef>,
+        Option<(Micros, Micros)>,
+    )> = by_id
+        .values()
+        .filter(|m| !crate::open_world::is_generic(&m.id) && m.severity > Severity::Info)
+        .filter(|m| !parent.contains_key(&m.id))
+        .map(|m| {
+            // The cause with the causes it explains, as its report names their objects.
+            let mut family = vec![m];
+            family.extend(
+                by_id
+                    .values()
+                    .filter(|s| explained_by(parent, &s.id, &m.id)),
+            );
+            (m, events(m), objects_of(&family), span(m))
+        })
+        .collect();
+    let score = |m: &Merged| m.severity.weight() * m.confidence;
+    let mut out = Vec::new();
+    for g in by_id.values() {
+        if !crate::open_world::is_generic(&g.id) || parent.contains_key(&g.id) {
+            continue;
+        }
+        let (g_events, g_objects, g_span) = (events(g), objects_of(&[g]), span(g));
+        let echoed = causes
+            .iter()
+            .filter(|(c, ..)| c.severity >= g.severity)
+            .filter(|(_, c_events, c_objects, c_span)| {
+                let shared = !g_events.is_disjoint(c_events);
+                // A bundle of one Ray cluster run outside Kubernetes names no object at all.
+                let same_object = g_objects.iter().any(|o| c_objects.contains(o))
+                    || g_objects.is_empty() && c_objects.is_empty();
+                let same_minutes = match (g_span, c_span) {
+                    (Some((a, b)), Some((lo, hi))) => a <= hi + ECHO_SLACK && b >= lo - ECHO_SLACK,
+                    // An object's state with no time is its state now, the cause's too.
+                    (None, _) => true,
+                    (Some(_), None) => false,
+                };
+                shared || same_object && same_minutes
+            })
+            .max_by(|(a, ..), (b, ..)| score(a).total_cmp(&score(b)).then(b.id.cmp(&a.id)));
+        if let Some((c, ..)) = echoed {
+            out.push((g.id.clone(), c.id.clone()));
+        }
+    }
+    out
+}
+
+/// Whether `id` hangs, through `parent`, under `root`.
+fn explained_by(parent: &BTreeMap<String, String>, id: &str, root: &str) -> bool {
+    let mut cur = id;
+    for _ in 0..parent.len() {
+        match parent.get(cur) {
+            Some(p) if p == root => return true,
+            Some(p) => cur = p,
+            None => return false,
+        }
+    }
+    false
 }
 
 /// The time a report is written, as RFC 3339 UTC to the millisecond: `SOURCE_DATE_EPOCH`

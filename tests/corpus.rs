@@ -344,3 +344,70 @@ fn no_corpus_window_is_stretched_by_object_ages() {
     }
     assert!(long.is_empty(), "{}", long.join("\n"));
 }
+
+/// One failure, one cause: the open world's generic findings that echo a catalogue cause
+/// (the dashboard's refused calls to the agent that died, the controller's "failed to update
+/// the deployments" after a replica's constructor raised, the status of the pod whose image
+/// cannot be pulled) are listed under it as symptoms. A generic finding about another object
+/// hours away stays a finding of its own. Across the corpus this took 93 causes to 74.
+#[test]
+fn echoes_hang_under_the_cause_they_echo() {
+    let causes = |name: &str| -> Vec<(String, Vec<String>)> {
+        let dir = common::root().join("corpus").join(name);
+        let out = common::raysift(&["analyze", dir.to_str().unwrap(), "--format", "json"]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["causes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                let explains = c["explains"].as_array().unwrap();
+                (
+                    c["id"].as_str().unwrap().to_owned(),
+                    explains
+                        .iter()
+                        .map(|e| e.as_str().unwrap().to_owned())
+                        .collect(),
+                )
+            })
+            .collect()
+    };
+    for (bundle, cause, echoes) in [
+        (
+            "handmade-agent-died",
+            "dashboard_agent_died_after_deploy",
+            &["component_exception", "unrecognised_error"][..],
+        ),
+        (
+            "local-ray-serve-constructor-error",
+            "serve_script_error",
+            &["unrecognised_error"][..],
+        ),
+        (
+            "handmade-head-image-pull",
+            "image_pull_failure",
+            &["object_unhealthy"][..],
+        ),
+        (
+            "handmade-crd-stale-after-upgrade",
+            "crd_version_mismatch",
+            &["object_unhealthy"][..],
+        ),
+    ] {
+        let got = causes(bundle);
+        let (_, explains) = got.iter().find(|(id, _)| id == cause).unwrap();
+        for e in echoes {
+            assert!(explains.iter().any(|x| x == e), "{bundle}: {got:?}");
+            assert!(
+                !got.iter().any(|(id, _)| id == e),
+                "{bundle}: {e} still ranked: {got:?}"
+            );
+        }
+    }
+    // Another RayCluster's reconcile error two hours before the invalid RayJob spec.
+    let got = causes("troubleshoot-rayjob-invalid-spec");
+    assert!(
+        got.iter().any(|(id, _)| id == "unrecognised_error"),
+        "{got:?}"
+    );
+}
