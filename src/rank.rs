@@ -243,23 +243,7 @@ fn echoes(
     parent: &BTreeMap<String, String>,
     objects_of: &dyn Fn(&[&Merged]) -> Vec<ObjectRef>,
 ) -> Vec<(String, String)> {
-    let events =
-        |m: &Merged| -> BTreeSet<usize> { m.evidence.iter().map(|(r, _)| r.event).collect() };
-    let span = |m: &Merged| -> Option<(Micros, Micros)> {
-        let mut times = m
-            .evidence
-            .iter()
-            .filter_map(|(r, _)| tl.events.get(r.event)?.ts)
-            .map(|t| t.micros);
-        let first = times.next()?;
-        Some(times.fold((first, first), |(lo, hi), t| (lo.min(t), hi.max(t))))
-    };
-    let causes: Vec<(
-        &Merged,
-        BTreeSet<usize>,
-        Vec<ObjectRef>,
-        Option<(Micros, Micros)>,
-    )> = by_id
+    let causes: Vec<Reach> = by_id
         .values()
         .filter(|m| !crate::open_world::is_generic(&m.id) && m.severity > Severity::Info)
         .filter(|m| !parent.contains_key(&m.id))
@@ -271,38 +255,67 @@ fn echoes(
                     .values()
                     .filter(|s| explained_by(parent, &s.id, &m.id)),
             );
-            (m, events(m), objects_of(&family), span(m))
+            Reach::of(tl, m, objects_of(&family))
         })
         .collect();
     let score = |m: &Merged| m.severity.weight() * m.confidence;
-    let mut out = Vec::new();
-    for g in by_id.values() {
-        if !crate::open_world::is_generic(&g.id) || parent.contains_key(&g.id) {
-            continue;
-        }
-        let (g_events, g_objects, g_span) = (events(g), objects_of(&[g]), span(g));
-        let echoed = causes
+    by_id
+        .values()
+        .filter(|g| crate::open_world::is_generic(&g.id) && !parent.contains_key(&g.id))
+        .filter_map(|g| {
+            let echo = Reach::of(tl, g, objects_of(&[g]));
+            let cause = causes
+                .iter()
+                .filter(|c| c.finding.severity >= g.severity && echo.echoes(c))
+                .max_by(|a, b| {
+                    let (a, b) = (a.finding, b.finding);
+                    score(a).total_cmp(&score(b)).then(b.id.cmp(&a.id))
+                })?;
+            Some((g.id.clone(), cause.finding.id.clone()))
+        })
+        .collect()
+}
+
+/// What a merged finding concerns: its records, objects and the span of their times.
+struct Reach<'m> {
+    finding: &'m Merged,
+    events: BTreeSet<usize>,
+    objects: Vec<ObjectRef>,
+    span: Option<(Micros, Micros)>,
+}
+
+impl<'m> Reach<'m> {
+    fn of(tl: &Timeline, finding: &'m Merged, objects: Vec<ObjectRef>) -> Reach<'m> {
+        let mut times = finding
+            .evidence
             .iter()
-            .filter(|(c, ..)| c.severity >= g.severity)
-            .filter(|(_, c_events, c_objects, c_span)| {
-                let shared = !g_events.is_disjoint(c_events);
-                // A bundle of one Ray cluster run outside Kubernetes names no object at all.
-                let same_object = g_objects.iter().any(|o| c_objects.contains(o))
-                    || g_objects.is_empty() && c_objects.is_empty();
-                let same_minutes = match (g_span, c_span) {
-                    (Some((a, b)), Some((lo, hi))) => a <= hi + ECHO_SLACK && b >= lo - ECHO_SLACK,
-                    // An object's state with no time is its state now, the cause's too.
-                    (None, _) => true,
-                    (Some(_), None) => false,
-                };
-                shared || same_object && same_minutes
-            })
-            .max_by(|(a, ..), (b, ..)| score(a).total_cmp(&score(b)).then(b.id.cmp(&a.id)));
-        if let Some((c, ..)) = echoed {
-            out.push((g.id.clone(), c.id.clone()));
+            .filter_map(|(r, _)| tl.events.get(r.event)?.ts)
+            .map(|t| t.micros);
+        let span = times
+            .next()
+            .map(|first| times.fold((first, first), |(lo, hi), t| (lo.min(t), hi.max(t))));
+        Reach {
+            finding,
+            events: finding.evidence.iter().map(|(r, _)| r.event).collect(),
+            objects,
+            span,
         }
     }
-    out
+
+    /// Whether this finding echoes `cause` (see [`echoes`]).
+    fn echoes(&self, cause: &Reach) -> bool {
+        let shared = !self.events.is_disjoint(&cause.events);
+        // A bundle of one Ray cluster run outside Kubernetes names no object at all.
+        let same_object = self.objects.iter().any(|o| cause.objects.contains(o))
+            || self.objects.is_empty() && cause.objects.is_empty();
+        let same_minutes = match (self.span, cause.span) {
+            (Some((a, b)), Some((lo, hi))) => a <= hi + ECHO_SLACK && b >= lo - ECHO_SLACK,
+            // An object's state with no time is its state now, the cause's too.
+            (None, _) => true,
+            (Some(_), None) => false,
+        };
+        shared || same_object && same_minutes
+    }
 }
 
 /// Whether `id` hangs, through `parent`, under `root`.
