@@ -10,8 +10,14 @@
 //! It also owns the level `timeline` shows and selects by ([`shown_level`]): a log record
 //! whose continuation lines are a failure (a traceback ending in its exception) is shown at
 //! `error` whatever its head line said, and the writer's level is kept beside it.
+//!
+//! And it owns the text evidence quotes of an event ([`evidence_text`], every report format),
+//! where a Kubernetes event reads as its type, reason and message and a YAML block scalar as
+//! its key and text.
 
-use crate::event::{Event, Level, SourceKind};
+use std::borrow::Cow;
+
+use crate::event::{Event, Level, SourceKind, Text};
 
 /// Fields that say why: shown, in this order, after the object.
 const WHY: [&str; 7] = [
@@ -55,13 +61,7 @@ pub const INLINE_MAX: usize = 60;
 /// then why. Empty values, and values its message's first line already says, are left out.
 pub fn shown_fields(ev: &Event) -> Vec<(String, String)> {
     let first_line = ev.message.lines().next().unwrap_or("");
-    let get = |k: &str| {
-        ev.fields
-            .iter()
-            .find(|(key, _)| key == k)
-            .map(|(_, v)| v.trim())
-            .filter(|v| !v.is_empty())
-    };
+    let get = |k: &str| field(ev, k);
     let mut out: Vec<(String, String)> = Vec::new();
     // A long value the line already holds is not repeated; a short one (`reason=Failed` on
     // "Failed to pull image") says something the words around it do not.
@@ -98,6 +98,79 @@ pub fn shown_fields(ev: &Event) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// The text evidence quotes of `ev`, a signal having matched its field `matched` (else its
+/// message): what the record says ([`said`]), and the matched field as `key=value` after its
+/// first line when that text does not hold the field's value, so that what matched shows.
+pub fn evidence_text(ev: &Event, matched: Option<&(Text, Text)>) -> String {
+    let text = said(ev);
+    match matched {
+        Some((k, v)) if !v.is_empty() && !text.contains(v.as_str()) => {
+            let first_line = text.lines().next().unwrap_or("");
+            format!("{first_line} {k}={v}")
+        }
+        _ => text.into_owned(),
+    }
+}
+
+/// What a record says, as a reader would quote it: a Kubernetes event as its type, reason
+/// and message ([`event_line`]); a fact whose YAML value is a block scalar as its key and its
+/// text (`message: Deploying app …`), not the line that opens it (`message: |-`); any other
+/// record as its message.
+fn said(ev: &Event) -> Cow<'_, str> {
+    if let Some(line) = event_line(ev) {
+        return Cow::Owned(line);
+    }
+    match block_scalar(ev) {
+        Some((head, value)) => Cow::Owned(format!("{head} {value}")),
+        None => Cow::Borrowed(&ev.message),
+    }
+}
+
+/// A Kubernetes event as `kubectl get events` would say it: its type, its reason and its
+/// message (`Warning FailedCreate: pods "x" is forbidden: …`). Kubernetes events (tables,
+/// describe sections, Event objects) keep their type and reason as fields beside the
+/// message; the operator logs each event it records with the type as the message and the
+/// reason and message as fields (`Normal {"reason": …, "message": …}`). `None` for any other
+/// record, and for an event without a reason.
+pub fn event_line(ev: &Event) -> Option<String> {
+    let reason = field(ev, "reason")?;
+    let (kind, message) = if matches!(ev.message.as_str(), "Normal" | "Warning") {
+        (ev.message.as_str(), field(ev, "message").unwrap_or(""))
+    } else if ev.kind == SourceKind::KubeEvents {
+        (field(ev, "type").unwrap_or(""), ev.message.as_str())
+    } else {
+        return None;
+    };
+    let mut line = if kind.is_empty() {
+        reason.to_string()
+    } else {
+        format!("{kind} {reason}")
+    };
+    if !message.is_empty() {
+        line.push_str(": ");
+        line.push_str(message);
+    }
+    Some(line)
+}
+
+/// A Kubernetes fact (`path`, `value`) whose YAML value is a block scalar: the head of the
+/// line that opens it (`message:` of `message: |-`) and its text, the value the parser read.
+fn block_scalar(ev: &Event) -> Option<(&str, &str)> {
+    field(ev, "path")?;
+    let value = field(ev, "value")?;
+    let head = crate::parse::kube_object::block_scalar_head(ev.message.lines().next()?)?;
+    Some((head, value))
+}
+
+/// The value of `ev`'s field `key`, trimmed; `None` when it is missing or blank.
+fn field<'e>(ev: &'e Event, key: &str) -> Option<&'e str> {
+    ev.fields
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.trim())
+        .filter(|v| !v.is_empty())
 }
 
 /// The level `timeline` shows an event at and `--level` selects it by: the level its writer
@@ -214,5 +287,67 @@ mod tests {
             ],
         );
         assert!(shown_fields(&fact).is_empty());
+    }
+
+    #[test]
+    fn an_event_is_its_type_reason_and_message() {
+        // As the operator logs an event it records: the type where the message goes.
+        let logged = ev(
+            "Warning",
+            &[
+                ("object.kind", "RayCluster"),
+                ("reason", "PodReconciliationError"),
+                ("message", "pods \"x\" is forbidden: exceeded quota"),
+            ],
+        );
+        let said = "Warning PodReconciliationError: pods \"x\" is forbidden: exceeded quota";
+        assert_eq!(event_line(&logged).as_deref(), Some(said));
+        // The signal matched the message field: the line already says it.
+        assert_eq!(evidence_text(&logged, logged.fields.get(2)), said);
+        // A Kubernetes event keeps its message, its type and reason beside it.
+        let mut table_row = ev(
+            "Back-off restarting failed container",
+            &[
+                ("type", "Warning"),
+                ("reason", "BackOff"),
+                ("object", "pod/head-0"),
+            ],
+        );
+        table_row.kind = SourceKind::KubeEvents;
+        assert_eq!(
+            evidence_text(&table_row, table_row.fields.get(1)),
+            "Warning BackOff: Back-off restarting failed container"
+        );
+        // What the line does not say is still shown when it matched.
+        assert_eq!(
+            evidence_text(&table_row, table_row.fields.get(2)),
+            "Warning BackOff: Back-off restarting failed container object=pod/head-0"
+        );
+        // A log record with a reason is no event.
+        let record = ev("Update CR status", &[("reason", "Failed")]);
+        assert_eq!(event_line(&record), None);
+        assert_eq!(evidence_text(&record, None), "Update CR status");
+    }
+
+    #[test]
+    fn a_yaml_block_scalar_is_its_key_and_its_text() {
+        let value =
+            "Deploying app 'search' failed with exception:\nTraceback (most recent call last):";
+        let fact = ev(
+            "message: |-\n    Deploying app 'search' failed with exception:\n    Traceback (most recent call last):",
+            &[("path", "status.applicationstatuses.search.message"), ("value", value)],
+        );
+        let quoted = format!("message: {value}");
+        assert_eq!(evidence_text(&fact, None), quoted);
+        assert_eq!(evidence_text(&fact, fact.fields.get(1)), quoted);
+        // A plain scalar is quoted as written.
+        let plain = ev(
+            "status: DEPLOY_FAILED",
+            &[("path", "status"), ("value", "DEPLOY_FAILED")],
+        );
+        assert_eq!(
+            evidence_text(&plain, plain.fields.get(1)),
+            "status: DEPLOY_FAILED"
+        );
     }
 }
