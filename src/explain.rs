@@ -11,9 +11,10 @@
 //! whose continuation lines are a failure (a traceback ending in its exception) is shown at
 //! `error` whatever its head line said, and the writer's level is kept beside it.
 //!
-//! And it owns the text evidence quotes of an event ([`evidence_text`], every report format),
-//! where a Kubernetes event reads as its type, reason and message and a YAML block scalar as
-//! its key and text.
+//! And it owns the two shorter accounts of an event the outputs share: the one line that says
+//! why ([`shown`], `timeline --oneline`), and the text evidence quotes ([`evidence_text`],
+//! every report format), where a Kubernetes event reads as its type, reason and message and a
+//! YAML block scalar as its key and text.
 
 use std::borrow::Cow;
 
@@ -98,6 +99,85 @@ pub fn shown_fields(ev: &Event) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// What the text timeline shows of an event, parted so that it fits one line: the message,
+/// the fields that explain it ([`shown_fields`]) short enough for the line and those longer.
+/// `timeline --oneline` shows it as one line ([`Shown::line`]): the message's first line,
+/// the short fields as `key=value`, and the first long field's first line, which says why
+/// (`error: dial tcp …`); what it leaves out (a stack trace, the rest of long fields) is
+/// counted ([`Shown::hidden`]).
+pub struct Shown<'e> {
+    /// The message as written, every line.
+    pub message: &'e str,
+    /// The fields short enough for the line, in the order [`shown_fields`] gives.
+    pub short: Vec<(String, String)>,
+    /// The fields too long for it; the first says why.
+    pub long: Vec<(String, String)>,
+    /// A fact whose YAML value is a block scalar: the key that opens it and its text.
+    block: Option<(&'e str, &'e str)>,
+}
+
+/// What the text timeline shows of `ev` ([`Shown`]).
+pub fn shown(ev: &Event) -> Shown<'_> {
+    let (short, long) = shown_fields(ev).into_iter().partition(|(_, v)| inline(v));
+    Shown {
+        message: &ev.message,
+        short,
+        long,
+        block: block_scalar(ev),
+    }
+}
+
+impl Shown<'_> {
+    /// The line's text before its fields: the message's first line, or, for a YAML block
+    /// scalar, its key and the first line of its text (`message: |-` says nothing).
+    pub fn first_line(&self) -> Cow<'_, str> {
+        match self.block {
+            Some((head, value)) => {
+                Cow::Owned(format!("{head} {}", value.lines().next().unwrap_or("")))
+            }
+            None => Cow::Borrowed(self.message.lines().next().unwrap_or("")),
+        }
+    }
+
+    /// The lines under the line's text: the message's continuation lines, or the rest of a
+    /// block scalar's text.
+    fn below(&self) -> &str {
+        let text = self.block.map_or(self.message, |(_, value)| value);
+        text.split_once('\n').map_or("", |(_, rest)| rest)
+    }
+
+    /// Why: the first long field's key and the first line of its value.
+    pub fn why(&self) -> Option<(&str, &str)> {
+        let (k, v) = self.long.first()?;
+        Some((k, v.lines().next().unwrap_or("")))
+    }
+
+    /// The one line: [`Shown::first_line`], the short fields as `key=value` and why as
+    /// `key: line`, each key written through `key` (the terminal dims them).
+    pub fn line(&self, key: impl Fn(&str) -> String) -> String {
+        let mut out = self.first_line().into_owned();
+        for (k, v) in &self.short {
+            out.push(' ');
+            out.push_str(&key(&format!("{k}=")));
+            out.push_str(v);
+        }
+        if let Some((k, first)) = self.why() {
+            out.push(' ');
+            out.push_str(&key(&format!("{k}:")));
+            out.push(' ');
+            out.push_str(first);
+        }
+        out
+    }
+
+    /// How many lines the one line leaves out: those under its text, and every line of the
+    /// long fields but why's first.
+    pub fn hidden(&self) -> usize {
+        let fields: usize = self.long.iter().map(|(_, v)| v.lines().count()).sum();
+        self.below().lines().count() + fields.saturating_sub(1)
+    }
 }
 
 /// The text evidence quotes of `ev`, a signal having matched its field `matched` (else its
@@ -340,6 +420,12 @@ mod tests {
         let quoted = format!("message: {value}");
         assert_eq!(evidence_text(&fact, None), quoted);
         assert_eq!(evidence_text(&fact, fact.fields.get(1)), quoted);
+        let shown = shown(&fact);
+        assert_eq!(
+            shown.line(str::to_string),
+            "message: Deploying app 'search' failed with exception:"
+        );
+        assert_eq!(shown.hidden(), 1);
         // A plain scalar is quoted as written.
         let plain = ev(
             "status: DEPLOY_FAILED",
@@ -349,5 +435,25 @@ mod tests {
             evidence_text(&plain, plain.fields.get(1)),
             "status: DEPLOY_FAILED"
         );
+    }
+
+    #[test]
+    fn one_line_says_why_and_leaves_out_the_stack() {
+        let e = ev(
+            "Fail to reconcileServe.\ngithub.com/x.(*R).Reconcile\n\t/workspace/r.go:152",
+            &[
+                ("RayService.name", "recsys-serve"),
+                ("RayService.namespace", "recsys"),
+                ("error", "Failed to get Serve application statuses from the dashboard agent: dial tcp: connection refused\nsecond line"),
+                ("message", "a long message that goes on and on well past the sixty characters of a line"),
+                ("stacktrace", "never shown"),
+            ],
+        );
+        let shown = shown(&e);
+        assert_eq!(
+            shown.line(|k| format!("<{k}>")),
+            "Fail to reconcileServe. <RayService=>recsys/recsys-serve <error:> Failed to get Serve application statuses from the dashboard agent: dial tcp: connection refused"
+        );
+        assert_eq!(shown.hidden(), 4);
     }
 }
