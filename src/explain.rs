@@ -12,9 +12,9 @@
 //! `error` whatever its head line said, and the writer's level is kept beside it.
 //!
 //! And it owns the two shorter accounts of an event the outputs share: the one line that says
-//! why ([`shown`], `timeline --oneline`), and the text evidence quotes ([`evidence_text`],
-//! every report format), where a Kubernetes event reads as its type, reason and message and a
-//! YAML block scalar as its key and text.
+//! why ([`shown`], `timeline --oneline` and the HTML table of events), and the text evidence
+//! quotes ([`evidence_text`], every report format), where a Kubernetes event reads as its
+//! type, reason and message and a YAML block scalar as its key and text.
 
 use std::borrow::Cow;
 
@@ -101,12 +101,24 @@ pub fn shown_fields(ev: &Event) -> Vec<(String, String)> {
     out
 }
 
+/// Whether [`shown`] may read a field of this key (the object, why, a fact's path and
+/// value): a reader that keeps only these fields of an event shows it as the whole event.
+pub fn may_show(key: &str) -> bool {
+    let kind_pair = key
+        .split_once('.')
+        .is_some_and(|(kind, part)| KINDS.contains(&kind) && matches!(part, "name" | "namespace"));
+    kind_pair
+        || matches!(key, "object" | "path" | "value")
+        || OBJECT_KEYS.contains(&key)
+        || WHY.contains(&key)
+}
+
 /// What the text timeline shows of an event, parted so that it fits one line: the message,
 /// the fields that explain it ([`shown_fields`]) short enough for the line and those longer.
-/// `timeline --oneline` shows it as one line ([`Shown::line`]): the message's first line,
-/// the short fields as `key=value`, and the first long field's first line, which says why
-/// (`error: dial tcp …`); what it leaves out (a stack trace, the rest of long fields) is
-/// counted ([`Shown::hidden`]).
+/// `timeline --oneline` and the HTML table of events show the same line ([`Shown::line`]):
+/// the message's first line, the short fields as `key=value`, and the first long field's
+/// first line, which says why (`error: dial tcp …`); what it leaves out (a stack trace, the
+/// rest of long fields) is counted ([`Shown::hidden`]) or folded away ([`Shown::left_out`]).
 pub struct Shown<'e> {
     /// The message as written, every line.
     pub message: &'e str,
@@ -177,6 +189,21 @@ impl Shown<'_> {
     pub fn hidden(&self) -> usize {
         let fields: usize = self.long.iter().map(|(_, v)| v.lines().count()).sum();
         self.below().lines().count() + fields.saturating_sub(1)
+    }
+
+    /// The lines the one line leaves out, as the full text shows them: the rest of why's
+    /// value, every other long field as `key: value`, then the lines under the line's text.
+    pub fn left_out(&self) -> String {
+        let mut lines: Vec<Cow<'_, str>> = Vec::new();
+        let mut long = self.long.iter();
+        if let Some((_, why)) = long.next() {
+            lines.extend(why.lines().skip(1).map(Cow::Borrowed));
+        }
+        for (k, v) in long {
+            lines.push(Cow::Owned(format!("{k}: {v}")));
+        }
+        lines.extend(self.below().lines().map(Cow::Borrowed));
+        lines.join("\n")
     }
 }
 
@@ -426,6 +453,7 @@ mod tests {
             "message: Deploying app 'search' failed with exception:"
         );
         assert_eq!(shown.hidden(), 1);
+        assert_eq!(shown.left_out(), "Traceback (most recent call last):");
         // A plain scalar is quoted as written.
         let plain = ev(
             "status: DEPLOY_FAILED",
@@ -455,5 +483,13 @@ mod tests {
             "Fail to reconcileServe. <RayService=>recsys/recsys-serve <error:> Failed to get Serve application statuses from the dashboard agent: dial tcp: connection refused"
         );
         assert_eq!(shown.hidden(), 4);
+        assert_eq!(
+            shown.left_out(),
+            "second line\nmessage: a long message that goes on and on well past the sixty characters of a line\ngithub.com/x.(*R).Reconcile\n\t/workspace/r.go:152"
+        );
+        // The fields the line reads are the fields a picture keeps.
+        for (k, _) in &e.fields {
+            assert_eq!(may_show(k), k != "stacktrace", "{k}");
+        }
     }
 }

@@ -422,3 +422,66 @@ fn a_yaml_block_scalar_is_quoted_as_its_key_and_its_text() {
         );
     }
 }
+
+/// The rows of the HTML page's table of events.
+fn event_rows(html: &str) -> Vec<&str> {
+    let table = html.split("<table id=\"events\">").nth(1).unwrap();
+    let body = table.split("</table>").next().unwrap();
+    body.split("<tr id=").skip(1).collect()
+}
+
+/// A row with what it folds away (`<details>…</details>`) taken out.
+fn unfolded(row: &str) -> String {
+    let mut shown = String::new();
+    let mut rest = row;
+    while let Some(at) = rest.find("<details>") {
+        shown.push_str(&rest[..at]);
+        let end = rest[at..].find("</details>").unwrap();
+        rest = &rest[at + end + "</details>".len()..];
+    }
+    shown.push_str(rest);
+    shown
+}
+
+// Issue 31, point 12: the table of events showed Go stack frames where the error belonged,
+// and was wider than the page.
+#[test]
+fn the_table_of_events_says_why_on_one_line_and_folds_stack_traces() {
+    let html = report_of("handmade-agent-died", "html");
+    let rows = event_rows(&html);
+    assert!(rows.len() > 100, "{} rows", rows.len());
+    for row in &rows {
+        let shown = unfolded(row);
+        assert!(
+            !shown.contains(".go:"),
+            "a Go frame outside <details>: {row}"
+        );
+        assert!(
+            !shown.contains("Traceback"),
+            "a traceback outside <details>: {row}"
+        );
+    }
+    // The operator's failed reconcile shows its error on its line, its frames folded.
+    let row = rows
+        .iter()
+        .find(|r| r.starts_with("\"ev-operator_2dlog_2etxt-1849\""))
+        .unwrap();
+    assert!(
+        unfolded(row)
+            .contains("Fail to reconcileServe. error: Failed to get Serve application statuses"),
+        "{row}"
+    );
+    assert!(row.contains("<details><summary>"), "{row}");
+    assert!(row.contains("rayservice_controller.go:"), "{row}");
+    // Long tokens wrap inside fixed columns: the table never outgrows the page.
+    let style = html.split("<style>").nth(1).unwrap();
+    let style = style.split("</style>").next().unwrap();
+    assert!(
+        style.contains("#events { table-layout: fixed; }"),
+        "{style}"
+    );
+    assert!(
+        style.contains("#events td { overflow-wrap: anywhere;"),
+        "{style}"
+    );
+}
