@@ -275,7 +275,12 @@ pub struct Row {
     pub file: String,
     pub line: u32,
     pub component: String,
+    /// The event on one line, as `timeline --oneline` shows it: its message's first line
+    /// and the fields that say why (`explain::Shown::line`).
     pub text: String,
+    /// What that line leaves out (a stack trace, the rest of long fields), which the page
+    /// folds away; empty when it leaves out nothing.
+    pub more: String,
     /// Marker labels of the evidence this row is (empty for context rows).
     pub evidence: Vec<String>,
 }
@@ -291,6 +296,11 @@ impl TimelineData {
             r.in_place(&mut row.file);
             r.in_place(&mut row.component);
             r.record_text(&mut row.text);
+            // The rest of the same record, when there is one: an empty part between two
+            // rows would end a secret's name in one row before its value in the next.
+            if !row.more.is_empty() {
+                r.record_text(&mut row.more);
+            }
         }
         r.reset_sequence();
     }

@@ -350,13 +350,7 @@ pub fn generated_at() -> String {
 fn evidence(tl: &Timeline, rules: &[Rule], rule: usize, r: &EvidenceRef) -> Option<Evidence> {
     let ev = tl.events.get(r.event)?;
     let sig = rules.get(rule)?.signals.get(r.signal)?;
-    let first_line = ev.message.lines().next().unwrap_or("");
-    let text = match r.field.and_then(|i| ev.fields.get(i)) {
-        Some((k, v)) if !v.is_empty() && !first_line.contains(v.as_str()) => {
-            format!("{first_line} {k}={v}")
-        }
-        _ => ev.message.clone(),
-    };
+    let text = crate::explain::evidence_text(ev, r.field.and_then(|i| ev.fields.get(i)));
     // What the signal matched must stay visible however long the record is.
     // The focus is the whole line of the match.
     // A match over several lines (a traceback's shape) is left to `cut`, which keeps the

@@ -26,8 +26,10 @@ pub struct TimelineDataConfig {
     pub context_micros: Micros,
     /// Upper bound on the rows of the event table.
     pub max_rows: usize,
-    /// Longest message kept in a table row, in characters.
+    /// Longest line kept in a table row, in characters.
     pub max_text: usize,
+    /// Longest text a row folds away (what its line leaves out), in characters.
+    pub max_more: usize,
 }
 
 impl TimelineDataConfig {
@@ -38,6 +40,7 @@ impl TimelineDataConfig {
         context_micros: 120 * 1_000_000,
         max_rows: 2_000,
         max_text: 400,
+        max_more: 4_000,
     };
 }
 
@@ -251,6 +254,7 @@ impl<'a> Picture<'a> {
     }
 
     fn row(&self, ev: &Event) -> Row {
+        let shown = crate::explain::shown(ev);
         Row {
             ts: ev.ts.map(|t| format_rfc3339(t.micros)),
             ts_quality: ev.ts.map_or("none", |t| t.quality.as_str()),
@@ -262,7 +266,8 @@ impl<'a> Picture<'a> {
                 .map_or(String::new(), |f| f.path.clone()),
             line: ev.line,
             component: ev.component.to_string(),
-            text: cut(&ev.message, self.cfg.max_text),
+            text: cut(&shown.line(str::to_string), self.cfg.max_text),
+            more: cut(&shown.left_out(), self.cfg.max_more),
             evidence: Vec::new(),
         }
     }

@@ -595,8 +595,8 @@ fn picture_at(
         }
     };
     let detail_of = |path: &str, _| near.map_or(Detail::Full, |n| n.detail_of(path));
-    // The picture shows no event's fields: they are not put aside.
-    let spill = Spill::without_fields()?;
+    // The picture shows only the fields that say why: the others are not put aside.
+    let spill = Spill::keeping_fields(crate::explain::may_show)?;
     let (outline, spill) = spilled(path, load, time, &detail_of, None, &mut take, spill)?;
     let inventory = outline.inventory();
     let mut picture = Picture::new(

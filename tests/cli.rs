@@ -588,6 +588,29 @@ fn timeline_filters() {
     }
 }
 
+// Issue 31, point 11: a YAML block scalar's one line said only `message: |-`.
+#[test]
+fn one_line_shows_a_yaml_block_scalar_by_its_key_and_text() {
+    let dir = common::root().join("corpus/kuberay-log-missing-module");
+    let text = String::from_utf8(stdout_of(&[
+        "timeline",
+        dir.to_str().unwrap(),
+        "--oneline",
+        "--source",
+        "rayservice.yaml",
+    ]))
+    .unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.contains("rayservice.yaml:105 "))
+        .unwrap();
+    assert!(
+        line.ends_with("message: Deploying app 'search' failed with exception: (+16 lines)"),
+        "{line}"
+    );
+    assert!(!text.contains(": |-"), "{text}");
+}
+
 #[test]
 fn zone_of_ray_logs_is_inferred() {
     // The hand-made bundle's head runs at UTC-7: its agent log's local 09:05:59 is 16:05:59 UTC.

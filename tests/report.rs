@@ -342,3 +342,146 @@ fn a_file_used_as_evidence_is_never_called_unrecognised() {
     assert!(text.contains(NOTICE), "{text}");
     assert!(text.contains("  paste.txt ("), "{text}");
 }
+
+/// The report of a corpus bundle in `format`, whatever its exit code.
+fn report_of(bundle: &str, format: &str) -> String {
+    let dir = common::root().join("corpus").join(bundle);
+    let out = common::raysift(&["analyze", dir.to_str().unwrap(), "--format", format]);
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Every evidence text of a JSON report.
+fn evidence_texts(json: &str) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    let mut texts = Vec::new();
+    for cause in v["causes"].as_array().unwrap() {
+        let symptoms = cause["symptoms"].as_array().into_iter().flatten();
+        for e in std::iter::once(cause).chain(symptoms) {
+            for ev in e["evidence"].as_array().into_iter().flatten() {
+                texts.push(ev["text"].as_str().unwrap().to_string());
+            }
+        }
+    }
+    texts
+}
+
+// Issue 31, point 11: an event read as `Normal message=…` hid its reason.
+#[test]
+fn an_event_is_quoted_as_its_type_reason_and_message_in_every_format() {
+    let logged =
+        "Normal FailedToGetServeDeploymentStatus: Failed to get Serve application statuses";
+    let text = report_of("handmade-agent-died", "text");
+    assert!(text.contains(logged), "{text}");
+    assert!(!text.contains("Normal message="), "{text}");
+    let quota = "Warning PodReconciliationError: pods \"vision-batch-head-kzsbf\" is forbidden: exceeded quota";
+    let text = report_of("cluster-info-dump-quota-exceeded", "text");
+    assert!(text.contains(quota), "{text}");
+    assert!(!text.contains("Warning message="), "{text}");
+    // A Kubernetes Event object reads the same way as the operator's logged event.
+    let evicted = "Warning EvictionThresholdMet: Attempting to reclaim ephemeral-storage";
+    let text = report_of("troubleshoot-head-evicted-disk-pressure", "text");
+    assert!(text.contains(evicted), "{text}");
+    // Every format quotes the same text.
+    let json = report_of("handmade-agent-died", "json");
+    assert!(evidence_texts(&json).iter().any(|t| t.starts_with(logged)));
+    assert!(report_of("handmade-agent-died", "markdown").contains(logged));
+    assert!(report_of("handmade-agent-died", "html").contains(logged));
+}
+
+// Issue 31, point 11: a YAML block scalar read as `message: |- value=Deploying app …`.
+#[test]
+fn a_yaml_block_scalar_is_quoted_as_its_key_and_its_text() {
+    for (bundle, quoted) in [
+        (
+            "kuberay-log-missing-module",
+            "message: Deploying app 'search' failed with exception:\nTraceback",
+        ),
+        (
+            "kuberay-log-cuda-driver-too-old",
+            "message: Deploying app 'summarizer' failed:\nThe deployment failed",
+        ),
+        ("session-logs-rayjob-keyerror", "message: "),
+    ] {
+        let texts = evidence_texts(&report_of(bundle, "json"));
+        let from_yaml: Vec<&String> = texts
+            .iter()
+            .filter(|t| t.starts_with("message: "))
+            .collect();
+        assert!(!from_yaml.is_empty(), "{bundle}: {texts:#?}");
+        assert!(
+            texts.iter().any(|t| t.starts_with(quoted)),
+            "{bundle}: {texts:#?}"
+        );
+        for t in from_yaml {
+            assert!(!t.contains("|-") && !t.contains("value="), "{bundle}: {t}");
+        }
+        let text = report_of(bundle, "text");
+        assert!(
+            !text.contains(": |-") && !text.contains(" value="),
+            "{bundle}: {text}"
+        );
+    }
+}
+
+/// The rows of the HTML page's table of events.
+fn event_rows(html: &str) -> Vec<&str> {
+    let table = html.split("<table id=\"events\">").nth(1).unwrap();
+    let body = table.split("</table>").next().unwrap();
+    body.split("<tr id=").skip(1).collect()
+}
+
+/// A row with what it folds away (`<details>…</details>`) taken out.
+fn unfolded(row: &str) -> String {
+    let mut shown = String::new();
+    let mut rest = row;
+    while let Some(at) = rest.find("<details>") {
+        shown.push_str(&rest[..at]);
+        let end = rest[at..].find("</details>").unwrap();
+        rest = &rest[at + end + "</details>".len()..];
+    }
+    shown.push_str(rest);
+    shown
+}
+
+// Issue 31, point 12: the table of events showed Go stack frames where the error belonged,
+// and was wider than the page.
+#[test]
+fn the_table_of_events_says_why_on_one_line_and_folds_stack_traces() {
+    let html = report_of("handmade-agent-died", "html");
+    let rows = event_rows(&html);
+    assert!(rows.len() > 100, "{} rows", rows.len());
+    for row in &rows {
+        let shown = unfolded(row);
+        assert!(
+            !shown.contains(".go:"),
+            "a Go frame outside <details>: {row}"
+        );
+        assert!(
+            !shown.contains("Traceback"),
+            "a traceback outside <details>: {row}"
+        );
+    }
+    // The operator's failed reconcile shows its error on its line, its frames folded.
+    let row = rows
+        .iter()
+        .find(|r| r.starts_with("\"ev-operator_2dlog_2etxt-1849\""))
+        .unwrap();
+    assert!(
+        unfolded(row)
+            .contains("Fail to reconcileServe. error: Failed to get Serve application statuses"),
+        "{row}"
+    );
+    assert!(row.contains("<details><summary>"), "{row}");
+    assert!(row.contains("rayservice_controller.go:"), "{row}");
+    // Long tokens wrap inside fixed columns: the table never outgrows the page.
+    let style = html.split("<style>").nth(1).unwrap();
+    let style = style.split("</style>").next().unwrap();
+    assert!(
+        style.contains("#events { table-layout: fixed; }"),
+        "{style}"
+    );
+    assert!(
+        style.contains("#events td { overflow-wrap: anywhere;"),
+        "{style}"
+    );
+}

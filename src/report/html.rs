@@ -31,7 +31,8 @@ code, pre, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, m
 pre { background: var(--soft); border: 1px solid var(--line); border-radius: 4px; padding: 8px 10px;
   overflow-x: auto; white-space: pre-wrap; word-break: break-word; margin: 4px 0 10px; }
 table { border-collapse: collapse; width: 100%; }
-th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
+th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line); vertical-align: top;
+  overflow-wrap: anywhere; }
 th { background: var(--soft); font-weight: 600; }
 td.num, th.num { text-align: right; }
 .sev { display: inline-block; padding: 0 6px; border-radius: 3px; color: #fff; font-size: 12px;
@@ -49,12 +50,19 @@ td.num, th.num { text-align: right; }
   font-size: 11px; font-weight: 700; padding: 0 5px; margin-right: 4px; }
 .filters { display: flex; gap: 12px; align-items: center; flex-wrap: wrap; margin: 8px 0; }
 .filters input[type=search] { width: 320px; padding: 4px 6px; }
+#events { table-layout: fixed; }
+#events th.when { width: 8.5em; } #events th.src { width: 8em; } #events th.lvl { width: 5.5em; }
+#events th.where { width: 14em; } #events th.marks { width: 6.5em; }
+#events td { overflow-wrap: anywhere; word-break: break-word; }
 #events td.msg { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px;
-  white-space: pre-wrap; word-break: break-word; }
+  white-space: pre-wrap; }
+#events td.msg details { margin-top: 2px; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+#events td.msg details pre { margin: 2px 0 0; padding: 4px 6px; overflow-x: visible; }
 #events tr.evidence td { background: #fff6e0; }
 #events td.lvl-error, #events td.lvl-critical { color: var(--err); font-weight: 600; }
 #events td.lvl-warning { color: var(--warn); }
-#events td.when, #events td.where { white-space: nowrap; font-size: 12px; color: var(--muted); }
+#events td.when { white-space: nowrap; }
+#events td.when, #events td.where { font-size: 12px; color: var(--muted); }
 .note { color: var(--muted); font-size: 13px; }
 .incomplete { border: 1px solid var(--warn); border-left-width: 4px; background: #fff6e0;
   border-radius: 4px; padding: 8px 12px; margin: 10px 0; }
@@ -602,7 +610,9 @@ fn write_events(w: &mut dyn Write, t: &TimelineData) -> io::Result<()> {
             t.rows.len()
         )?;
     }
-    writeln!(w, "<table id=\"events\">\n<thead><tr><th>Time (UTC)</th><th>Source</th><th>Level</th><th>Where</th><th>Message</th><th>Evidence</th></tr></thead>\n<tbody>")?;
+    // A fixed layout: the columns take the widths the header gives them, and a long token
+    // wraps in its cell instead of widening the table past the page.
+    writeln!(w, "<table id=\"events\">\n<thead><tr><th class=\"when\">Time (UTC)</th><th class=\"src\">Source</th><th class=\"lvl\">Level</th><th class=\"where\">Where</th><th>Message</th><th class=\"marks\">Evidence</th></tr></thead>\n<tbody>")?;
     for r in &t.rows {
         let class = if r.evidence.is_empty() {
             ""
@@ -616,7 +626,7 @@ fn write_events(w: &mut dyn Write, t: &TimelineData) -> io::Result<()> {
         };
         writeln!(
             w,
-            "<tr id=\"{}\"{class} data-level=\"{}\" data-source=\"{}\"><td class=\"when\">{}</td><td>{}</td><td class=\"lvl-{}\">{}</td><td class=\"where\">{}:{}</td><td class=\"msg\">{component}{}</td><td>{}</td></tr>",
+            "<tr id=\"{}\"{class} data-level=\"{}\" data-source=\"{}\"><td class=\"when\">{}</td><td>{}</td><td class=\"lvl-{}\">{}</td><td class=\"where\">{}:{}</td><td class=\"msg\">{component}{}{}</td><td>{}</td></tr>",
             row_id(&r.file, r.line),
             r.level,
             esc(r.source),
@@ -624,16 +634,30 @@ fn write_events(w: &mut dyn Write, t: &TimelineData) -> io::Result<()> {
                 t.get(11..).unwrap_or(t),
                 r.ts_quality
             ))),
-            esc(r.source),
+            breakable(r.source),
             r.level,
             r.level,
-            esc(&r.file),
+            breakable(&r.file),
             r.line,
             esc(&r.text),
+            folded(&r.more),
             esc(&r.evidence.join(" "))
         )?;
     }
     writeln!(w, "</tbody>\n</table>\n</section>")
+}
+
+/// What a row's line leaves out (a stack trace, the rest of a long field), folded behind a
+/// toggle that works without script; nothing when it leaves out nothing.
+fn folded(more: &str) -> String {
+    if more.is_empty() {
+        return String::new();
+    }
+    let lines = count(more.lines().count() as u64, "more line", "more lines");
+    format!(
+        "<details><summary>{lines}</summary><pre>{}</pre></details>",
+        esc(more)
+    )
 }
 
 fn write_inventory(w: &mut dyn Write, report: &Report) -> io::Result<()> {
@@ -719,6 +743,12 @@ pub(crate) fn row_id(file: &str, line: u32) -> String {
     id.push('-');
     id.push_str(&line.to_string());
     id
+}
+
+/// HTML-escapes a name for element content, with a place to break the line after each `/`
+/// and `_`: a narrow column then wraps a path or a source kind between its parts.
+fn breakable(name: &str) -> String {
+    esc(name).replace('/', "/<wbr>").replace('_', "_<wbr>")
 }
 
 /// HTML-escapes text for element content and quoted attribute values.

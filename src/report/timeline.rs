@@ -744,10 +744,10 @@ fn json_u32(out: &mut Vec<u8>, mut v: u32) {
 pub const NO_TIME: &str = "(no time)";
 
 /// Writes aligned text: time, file:line, source, level, component, message, then the fields
-/// that explain the event (`explain::shown_fields`): short ones on the line as `key=value`,
-/// long ones indented below it as `key: value`. Continuation lines are indented under the
-/// message. `oneline`: one line an event, the first long field's first line on it as
-/// `key: value` and the lines left out counted (`(+12 lines)`).
+/// that explain the event (`explain::shown`): short ones on the line as `key=value`, long
+/// ones indented below it as `key: value`. Continuation lines are indented under the
+/// message. `oneline`: one line an event (`explain::Shown::line`), the first long field's
+/// first line on it as `key: value` and the lines left out counted (`(+12 lines)`).
 pub fn write_text(
     w: &mut dyn Write,
     tl: &Timeline,
@@ -755,6 +755,7 @@ pub fn write_text(
     style: Style,
     oneline: bool,
 ) -> io::Result<()> {
+    let dim = |s: &str| style.dim(s);
     for ev in events {
         // Marked as `analyze` marks them: `~` an age-derived time (to the second), `?` a
         // zone-less one read as UTC.
@@ -767,58 +768,42 @@ pub fn write_text(
             tl.file(ev.file).map_or("?", |f| f.path.as_str()),
             ev.line
         );
-        let shown = crate::explain::shown_level(ev);
-        let level = format!("{:<8}", shown.as_str().to_ascii_uppercase());
-        let mut lines = ev.message.lines();
-        let first = lines.next().unwrap_or("");
+        let level = crate::explain::shown_level(ev);
         let component = if ev.component.is_empty() {
             String::new()
         } else {
             format!("{} ", style.dim(&format!("[{}]", ev.component)))
         };
-        let fields = crate::explain::shown_fields(ev);
-        let mut on_line = String::new();
-        for (k, v) in fields.iter().filter(|(_, v)| crate::explain::inline(v)) {
-            on_line.push(' ');
-            on_line.push_str(&style.dim(&format!("{k}=")));
-            on_line.push_str(v);
-        }
         let head = format!(
-            "{:<24} {} {} {}{}{}{}",
+            "{:<24} {} {} {}{}",
             ts,
             style.dim(&place),
             style.dim(ev.kind.as_str()),
-            style.level(shown, &level),
+            style.level(
+                level,
+                &format!("{:<8}", level.as_str().to_ascii_uppercase())
+            ),
             component,
-            first,
-            on_line
         );
+        let shown = crate::explain::shown(ev);
         if oneline {
-            // The first long field's first line says why; what is below is counted.
-            let mut hidden = lines.count();
-            let mut why = String::new();
-            for (k, v) in fields.iter().filter(|(_, v)| !crate::explain::inline(v)) {
-                let mut value = v.lines();
-                match value.next() {
-                    Some(first) if why.is_empty() => {
-                        why = format!(" {} {first}", style.dim(&format!("{k}:")));
-                    }
-                    Some(_) => hidden += 1,
-                    None => {}
-                }
-                hidden += value.count();
-            }
+            let hidden = shown.hidden();
             let more = if hidden == 0 {
                 String::new()
             } else {
                 let n = crate::words::count(hidden as u64, "line", "lines");
                 format!(" {}", style.dim(&format!("(+{n})")))
             };
-            writeln!(w, "{head}{why}{more}")?;
+            writeln!(w, "{head}{}{more}", shown.line(dim))?;
             continue;
         }
-        writeln!(w, "{head}")?;
-        for (k, v) in fields.iter().filter(|(_, v)| !crate::explain::inline(v)) {
+        let mut lines = shown.message.lines();
+        write!(w, "{head}{}", lines.next().unwrap_or(""))?;
+        for (k, v) in &shown.short {
+            write!(w, " {}{v}", style.dim(&format!("{k}=")))?;
+        }
+        writeln!(w)?;
+        for (k, v) in &shown.long {
             let mut value = v.lines();
             writeln!(
                 w,

@@ -110,7 +110,7 @@ impl Spill {
         // Sorted runs are written as the spill was.
         let form = pair.form;
         // A rendered spill's own records write their text as a `Delta`.
-        let delta = form == Form::Rendered;
+        let delta = matches!(form, Form::Rendered);
         let (events_path, stamps_path) = pair.finish()?;
         let files = shared((events_path, stamps_path.clone()))?;
         let id_of = |seq: usize| ids.get(seq).copied().unwrap_or(0);

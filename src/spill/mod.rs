@@ -19,9 +19,9 @@
 //! in its file. A stamp takes a tag byte and only the numbers it has.
 //!
 //! Invariant: events come back exactly as they went in (the encoding names every field of
-//! `Event`, so a new field does not compile until it is written here too), but for their
-//! structured fields in a spill made [`Spill::without_fields`], and but for what a rendered
-//! spill does not keep.
+//! `Event`, so a new field does not compile until it is written here too), but for the
+//! structured fields a spill made [`Spill::keeping_fields`] does not keep, and but for what
+//! a rendered spill does not keep.
 //!
 //! The spill's parts, one file each:
 //!
@@ -101,12 +101,12 @@ struct Block {
 }
 
 /// What a spill's records hold of each event.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 enum Form {
     /// The whole event ([`record::encode_event`]).
     Whole,
-    /// The event but its structured fields.
-    WithoutFields,
+    /// The event with only the structured fields whose key passes the test.
+    SomeFields(fn(&str) -> bool),
     /// Its line and its count of lines, then the text a render wrote of it
     /// ([`crate::load::Render`]): read back by [`Spill::merge_rendered`].
     Rendered,
@@ -150,11 +150,11 @@ impl Spill {
         Spill::create(Form::Whole)
     }
 
-    /// A spill whose events come back without their structured fields: for a reader that
-    /// needs only times, sources, levels, components and messages (the HTML picture), which
-    /// spares writing, reading and allocating the fields of every event.
-    pub fn without_fields() -> io::Result<Spill> {
-        Spill::create(Form::WithoutFields)
+    /// A spill whose events come back with only the structured fields whose key `keep`
+    /// accepts: for a reader that needs few of them (the HTML picture, which shows the
+    /// fields that say why), which spares writing, reading and allocating the others.
+    pub fn keeping_fields(keep: fn(&str) -> bool) -> io::Result<Spill> {
+        Spill::create(Form::SomeFields(keep))
     }
 
     /// A spill that keeps of each event only its place in its file and the text a render
@@ -166,7 +166,7 @@ impl Spill {
 
     /// Whether the spill keeps rendered text ([`Spill::rendered`]).
     pub fn is_rendered(&self) -> bool {
-        self.pair.form == Form::Rendered
+        matches!(self.pair.form, Form::Rendered)
     }
 
     fn create(form: Form) -> io::Result<Spill> {

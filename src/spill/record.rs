@@ -7,14 +7,15 @@
 //! too), and refuses a record cut short, one whose lengths do not add up to its text, or
 //! text that is not UTF-8.
 
-use crate::event::{Event, EventRef, Fields, Level, RawTime, SourceKind, Text};
+use crate::event::{Event, EventRef, Fields, Level, RawTime, SourceKind};
 
 /// Every field of the event but `file` and `ts`, which the merge sets, and `repeat`: the full
 /// parse does not fold. The line comes first (the merge orders by it without decoding the
 /// rest), then the other numbers, the byte lengths of every string, and last the strings
 /// one after the other, so that one UTF-8 check covers them all when the record is read back
-/// as a view ([`decode_event`]).
-pub(super) fn encode_event(buf: &mut Vec<u8>, ev: &Event, with_fields: bool) {
+/// as a view ([`decode_event`]). Of the structured fields, only those whose key `keep`
+/// accepts are written.
+pub(super) fn encode_event(buf: &mut Vec<u8>, ev: &Event, keep: fn(&str) -> bool) {
     let Event {
         raw_time,
         ts: _,
@@ -59,18 +60,18 @@ pub(super) fn encode_event(buf: &mut Vec<u8>, ev: &Event, with_fields: bool) {
             buf.extend_from_slice(&secs.to_le_bytes());
         }
     }
-    let fields: &[(Text, Text)] = if with_fields { fields } else { &[] };
+    let kept = || fields.iter().filter(|(k, _)| keep(k));
     let len = |s: &str| (s.len() as u32).to_le_bytes();
     buf.extend_from_slice(&len(component));
     buf.extend_from_slice(&len(message));
-    buf.extend_from_slice(&(fields.len() as u32).to_le_bytes());
-    for (k, v) in fields {
+    buf.extend_from_slice(&(kept().count() as u32).to_le_bytes());
+    for (k, v) in kept() {
         buf.extend_from_slice(&len(k));
         buf.extend_from_slice(&len(v));
     }
     buf.extend_from_slice(component.as_bytes());
     buf.extend_from_slice(message.as_bytes());
-    for (k, v) in fields {
+    for (k, v) in kept() {
         buf.extend_from_slice(k.as_bytes());
         buf.extend_from_slice(v.as_bytes());
     }
@@ -205,15 +206,16 @@ mod tests {
         ev.level = Level::Critical;
         ev.component = "c".into();
         ev.fields.push(("k".into(), "v".into()));
+        ev.fields.push(("error".into(), "e".into()));
         let mut buf = Vec::new();
-        encode_event(&mut buf, &ev, false);
-        let bare = decode_event(&buf).map(|r| r.to_event());
+        encode_event(&mut buf, &ev, |k| k == "error");
+        let some = decode_event(&buf).map(|r| r.to_event());
         buf.clear();
-        encode_event(&mut buf, &ev, true);
+        encode_event(&mut buf, &ev, |_| true);
         assert_eq!(decode_event(&buf).map(|r| r.to_event()), Some(ev.clone()));
-        // Without its fields, the rest still comes back as it went in.
-        ev.fields.clear();
-        assert_eq!(bare, Some(ev));
+        // With some of its fields, the rest still comes back as it went in.
+        ev.fields.remove(0);
+        assert_eq!(some, Some(ev));
     }
 
     #[test]
@@ -245,7 +247,7 @@ mod tests {
             ("k".into(), "again".into()),
         ];
         let mut buf = Vec::new();
-        encode_event(&mut buf, &ev, true);
+        encode_event(&mut buf, &ev, |_| true);
         let view = decode_event(&buf);
         assert_eq!(view.map(|r| r.line), Some(u32::MAX));
         assert_eq!(

@@ -86,16 +86,25 @@ impl Pair {
                 put_varint(&mut self.pending, suffix as u64);
                 self.pending.extend_from_slice(middle);
             }
-            form => {
-                encode_event(&mut self.pending, ev, form == Form::Whole);
-                let len = self.pending.len() - at;
-                let mut prefix = Vec::with_capacity(10);
-                put_varint(&mut prefix, len as u64);
-                self.pending.splice(at..at, prefix);
+            Form::Whole => {
+                encode_event(&mut self.pending, ev, |_| true);
+                self.put_length_before(at);
+            }
+            Form::SomeFields(keep) => {
+                encode_event(&mut self.pending, ev, keep);
+                self.put_length_before(at);
             }
         }
         let len = self.pending.len() - at;
         self.pushed(len, stamp)
+    }
+
+    /// Puts the length of the record encoded from `at` on before it.
+    fn put_length_before(&mut self, at: usize) {
+        let len = self.pending.len() - at;
+        let mut prefix = Vec::with_capacity(10);
+        put_varint(&mut prefix, len as u64);
+        self.pending.splice(at..at, prefix);
     }
 
     /// Appends a record as [`Pair::push`] wrote it but its length: a sorted run copies its
@@ -154,7 +163,7 @@ impl Spill {
         }
         let contiguous = self.last_seq == Some(seq);
         let (events_at, stamps_at) = (self.pair.events_len, self.pair.stamps_len);
-        let delta = if self.pair.form == Form::Rendered {
+        let delta = if matches!(self.pair.form, Form::Rendered) {
             // A slice may start reading at a mark; the text before another file's is not
             // this file's.
             let delta = if !contiguous || self.counts[idx] % MARK_STRIDE == 0 {
@@ -186,7 +195,7 @@ impl Spill {
             }
         };
         let n = &mut self.counts[idx];
-        if self.pair.form == Form::Rendered && *n % MARK_STRIDE == 0 {
+        if matches!(self.pair.form, Form::Rendered) && *n % MARK_STRIDE == 0 {
             self.marks[idx].push(Mark {
                 block: blocks.len() - 1,
                 within,

@@ -34,6 +34,7 @@ mod tests;
 mod yaml;
 
 use objects::emit_doc;
+pub use yaml::block_scalar_head;
 
 /// Deepest JSON nesting accepted.
 pub const MAX_DEPTH: usize = 256;

@@ -476,3 +476,19 @@ fn truncated_fixtures_keep_every_line() {
         }
     }
 }
+
+#[test]
+fn the_head_of_a_line_that_opens_a_block_scalar_is_its_key() {
+    use super::block_scalar_head;
+    assert_eq!(block_scalar_head("message: |-"), Some("message:"));
+    assert_eq!(
+        block_scalar_head("    message: >+2  # folded"),
+        Some("message:")
+    );
+    assert_eq!(block_scalar_head("- script: |"), Some("- script:"));
+    assert_eq!(block_scalar_head("\"note\": !!str |"), Some("\"note\":"));
+    // A plain value, a key with its value below, a line that is no key.
+    assert_eq!(block_scalar_head("message: a | b"), None);
+    assert_eq!(block_scalar_head("message:"), None);
+    assert_eq!(block_scalar_head("|-"), None);
+}

@@ -470,6 +470,21 @@ impl Flattener<'_> {
     }
 }
 
+/// The head of a line that opens a block scalar, as written (`message:` of `message: |-`,
+/// `- script:` of `- script: >`); `None` for any other line. The fact such a line starts holds
+/// the block's text as its value, its indicator and indentation gone: a reader that shows the
+/// value puts it after this head, where the indicator stood.
+pub fn block_scalar_head(line: &str) -> Option<&str> {
+    let (_, content) = split_indent(line);
+    let mut rest = content;
+    while is_dash(rest) {
+        rest = rest.get(1..)?.trim_start_matches([' ', '\t']);
+    }
+    let (_, after) = split_key(rest)?;
+    let head = content.get(..content.len() - after.len())?;
+    is_block_header(strip_props(after.trim())).then_some(head)
+}
+
 fn is_block_header(v: &str) -> bool {
     let head = v.split(" #").next().unwrap_or(v).trim_end();
     let mut chars = head.chars();
