@@ -13,6 +13,9 @@
 //!   troubleshoot bundle's folder name, or else the newest exact time in the bundle. File
 //!   modification times are not used: copies and checkouts rewrite them, and the same bundle
 //!   must give the same report in every container format.
+//! - An object's facts that carry their block's own time (a terminated container's
+//!   `finishedAt`) are placed by it, but anchor nothing: the year of a stamp and the capture
+//!   time are read from the other events (`states_an_object`).
 //!
 //! Order is `(time, file, line)`, stable; an event without time sorts with the event before it
 //! in its file. Invariant: this module knows nothing of formats or rules.
@@ -26,6 +29,7 @@ use crate::event::{
 };
 use crate::load::{FileInfo, Loaded};
 use crate::parse::primitives::instant;
+use crate::parse::Format;
 
 /// How times are resolved.
 #[derive(Clone, Debug)]
@@ -218,9 +222,9 @@ pub fn build(loaded: Loaded, cfg: &TimeConfig) -> Timeline {
             }
         }
     }
-    let window = resolved_window(&events);
+    let window = log_window(&events);
 
-    // Pass 2: year-less stamps, from the file's neighbours or the bundle's window.
+    // Pass 2: year-less stamps, from the file's neighbours or the window of the logs.
     for file_events in events.iter_mut() {
         let mut reference = window.map(|(lo, _)| lo);
         for ev in file_events.iter_mut() {
@@ -290,10 +294,13 @@ pub fn build(loaded: Loaded, cfg: &TimeConfig) -> Timeline {
     }
 }
 
-fn resolved_window(events: &[Vec<Event>]) -> Option<(Micros, Micros)> {
+/// The first and last explicit or zone-resolved time of the events that are no object's
+/// state (`states_an_object`).
+fn log_window(events: &[Vec<Event>]) -> Option<(Micros, Micros)> {
     let mut times = events
         .iter()
         .flatten()
+        .filter(|e| !states_an_object(e))
         .flat_map(|e| {
             [
                 e.ts.map(|t| t.micros),
@@ -461,9 +468,21 @@ fn capture_time(
             .iter()
             .flatten()
             .filter(|e| e.ts.is_some_and(|t| t.quality != TsQuality::Approximate))
+            .filter(|e| !states_an_object(e))
             .filter_map(Event::last_micros)
             .max()
     })
+}
+
+/// Whether the event is a fact of a Kubernetes document (a describe, a YAML or JSON object:
+/// an event with a `path`), whose time, if any, is when its block last changed (a
+/// container's `finishedAt`, a condition's `lastTransitionTime`): it takes its place on the
+/// timeline but anchors no other time. A node's conditions may date from its boot months
+/// ago, and a status is written long before the dump is taken, so neither is a capture time
+/// for `kubectl` ages nor the reference of a year-less stamp. A log record's own `path` field
+/// (an HTTP path) does not make it a fact.
+pub(crate) fn states_an_object(ev: &Event) -> bool {
+    Format::of(ev.kind).is_kubernetes() && ev.field("path").is_some()
 }
 
 /// The recorded capture time an event states, if it is a `collected_at`-like fact whose
