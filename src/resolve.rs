@@ -3,7 +3,8 @@
 //! no event needs to be kept.
 //!
 //! While streaming, a [`Tracker`] sees each file's events in file order and keeps, per file:
-//! whether it has zone-less times, the range of its UTC and zone-less times, its year-less
+//! whether it has zone-less times, the range of its UTC and zone-less times (an object
+//! fact's apart: they anchor nothing, `timeline::states_an_object`), its year-less
 //! stamps (each with the last time before it, which is its reference), the range of its
 //! `kubectl` ages and its first recorded capture time. For each event it gives a [`Stamp`]:
 //! how to resolve the event's own time, and the time it sorts by (its own, or that of the last
@@ -15,13 +16,11 @@
 use std::collections::BTreeMap;
 
 use crate::collected::{collected_fact, collected_from, Collected};
-use crate::event::{
-    Event, FileId, Micros, RawTime, SourceKind, Timestamp, TsQuality, MICROS_PER_SEC,
-};
+use crate::event::{Event, FileId, Micros, RawTime, Timestamp, TsQuality, MICROS_PER_SEC};
 use crate::load::FileInfo;
 use crate::timeline::{
-    capture_without_record, note_by_hour, recorded_time, resolve_no_year, zones_for, CaptureTime,
-    Spans, TimeConfig, ZoneDecision,
+    capture_without_record, note_by_hour, recorded_time, resolve_no_year, states_an_object,
+    writes_records, zones_for, CaptureTime, Spans, TimeConfig, ZoneDecision,
 };
 
 /// A time that resolves without any other year-less stamp: explicit UTC, or zone-less.
@@ -74,6 +73,8 @@ struct NoYear {
 pub struct FileTimes {
     naive: bool,
     utc: Option<(Micros, Micros)>,
+    /// The range of the times of object facts, which anchor nothing (`states_an_object`).
+    stated: Option<(Micros, Micros)>,
     local: Option<(Micros, Micros)>,
     /// The UTC and zone-less times, as `timeline::note_by_hour` keeps them: what the
     /// incident window needs of them.
@@ -116,8 +117,12 @@ impl FileTimes {
         let own = match ev.raw_time {
             None => Own::None,
             Some(RawTime::Utc(t)) => {
-                widen(&mut self.utc, t);
-                note_by_hour(&mut self.utc_hours, (t, t));
+                if states_an_object(ev) {
+                    widen(&mut self.stated, t);
+                } else {
+                    widen(&mut self.utc, t);
+                    note_by_hour(&mut self.utc_hours, (t, t));
+                }
                 Own::Anchor(Anchor::Utc(t))
             }
             Some(RawTime::Naive(t)) => {
@@ -218,7 +223,7 @@ impl Tracker {
                 }
             }
         }
-        // The window of explicit and zone-resolved times.
+        // The window of explicit and zone-resolved times, but those of object facts.
         let mut window: Option<(Micros, Micros)> = None;
         for (id, t) in by_id.iter().enumerate() {
             let off = offsets[id].0;
@@ -236,14 +241,18 @@ impl Tracker {
         let mut newest: Option<Micros> = window.map(|(_, hi)| hi);
         // The incident window, as `Timeline::window` takes it.
         let mut spans = Spans::default();
-        let kind = |id: usize| files.get(id).map_or(SourceKind::Unknown, |f| f.kind);
+        let records = |id: usize| files.get(id).is_some_and(|f| writes_records(f.kind));
         for (id, t) in by_id.iter().enumerate() {
             let (off, quality) = offsets[id];
             for &(lo, hi) in t.utc_hours.values() {
-                spans.add_span(kind(id), TsQuality::Exact, (lo, hi));
+                spans.add_span(records(id), TsQuality::Exact, (lo, hi));
             }
             for &(lo, hi) in t.local_hours.values() {
-                spans.add_span(kind(id), quality, (lo - off, hi - off));
+                spans.add_span(records(id), quality, (lo - off, hi - off));
+            }
+            if let Some((lo, hi)) = t.stated {
+                spans.add(false, TsQuality::Exact, lo);
+                spans.add(false, TsQuality::Exact, hi);
             }
         }
         for (id, t) in by_id.iter().enumerate() {
@@ -259,7 +268,7 @@ impl Tracker {
                 if let Some(r) = resolved {
                     reference = Some(r);
                     newest = Some(newest.map_or(r, |n| n.max(r)));
-                    spans.add(kind(id), TsQuality::AssumedUtc, r);
+                    spans.add(records(id), TsQuality::AssumedUtc, r);
                 }
                 got.push(resolved);
             }
@@ -290,8 +299,8 @@ impl Tracker {
                     cap.micros - hi * MICROS_PER_SEC,
                     cap.micros - lo * MICROS_PER_SEC,
                 );
-                spans.add(kind(id), TsQuality::Approximate, lo);
-                spans.add(kind(id), TsQuality::Approximate, hi);
+                spans.add(records(id), TsQuality::Approximate, lo);
+                spans.add(records(id), TsQuality::Approximate, hi);
             }
         }
         Resolution {
@@ -445,31 +454,7 @@ mod tests {
             ev(7, Some(RawTime::Utc(t0 + 5))),
             ev(8, None),
         ];
-        let mut tracker = Tracker::default();
-        let stamps: Vec<Stamp> = events.iter().map(|e| tracker.file(0).observe(e)).collect();
-        let mut info = FileInfo {
-            id: 0,
-            path: "a/x.log".into(),
-            kind: SourceKind::Operator,
-            bytes: 0,
-            lines: 8,
-            events: 8,
-            unparsed_lines: 0,
-            mtime: None,
-            zone_samples: vec![-3600 * MICROS_PER_SEC],
-        };
-        let cfg = TimeConfig { tz_override: None };
-        let res = tracker.resolve(std::slice::from_ref(&info), &[0], None, &cfg);
-        info.events = 8;
-        let loaded = crate::load::Loaded {
-            bundle_path: String::new(),
-            container: String::new(),
-            root_name: None,
-            files: vec![info],
-            events: vec![events.clone()],
-            diagnostics: Vec::new(),
-        };
-        let tl = crate::timeline::build(loaded, &cfg);
+        let (res, tl, stamps) = resolve_both(&events);
         assert_eq!(res.zones, tl.zones);
         assert_eq!(res.capture, tl.capture);
         assert_eq!(res.window, tl.window());
@@ -485,5 +470,91 @@ mod tests {
             tl.events.iter().map(|e| (e.line, e.ts)).collect();
         let got: Vec<(u32, Option<Timestamp>)> = keyed.iter().map(|k| (k.1, k.2)).collect();
         assert_eq!(got, want);
+    }
+
+    /// An object fact's own time (a node condition from its boot, a status written after the
+    /// last log line) is placed on the timeline and widens the window, but neither the year
+    /// of a stamp nor the capture time `kubectl` ages hang on is read from it; a log
+    /// record's times still are, whatever its fields are called.
+    #[test]
+    fn object_facts_anchor_no_other_time() {
+        let at = |y, mo, d, h| crate::event::micros_from_civil(y, mo, d, h, 0, 0, 0);
+        let (Some(log), Some(boot), Some(later)) =
+            (at(2024, 12, 31, 23), at(2023, 6, 1, 0), at(2025, 1, 1, 23))
+        else {
+            unreachable!("valid dates")
+        };
+        let with_path = |mut e: Event, path: &str| {
+            e.fields.push(("path".into(), path.into()));
+            e
+        };
+        let fact = |line, t| {
+            let mut e = ev(line, Some(RawTime::Utc(t)));
+            e.kind = SourceKind::KubeObject;
+            with_path(e, "status.conditions[0].reason")
+        };
+        let events = vec![
+            ev(
+                1,
+                Some(RawTime::NoYear {
+                    month: 1,
+                    day: 1,
+                    micros_of_day: 5,
+                }),
+            ),
+            // A log record whose own field is called `path` is no fact: it anchors.
+            with_path(ev(2, Some(RawTime::Utc(log))), "/metrics"),
+            fact(3, boot),
+            fact(4, later),
+            ev(5, Some(RawTime::Age { secs: 30 })),
+        ];
+        let (res, tl, _) = resolve_both(&events);
+        let new_year = at(2025, 1, 1, 0).unwrap_or_default() + 5;
+        assert_eq!(res.capture.as_ref().map(|c| c.micros), Some(new_year));
+        assert_eq!(res.capture, tl.capture);
+        // The incident window is the records': the facts' times place them, no more.
+        assert_eq!(res.window, Some((log, new_year)));
+        assert_eq!(res.window, tl.window());
+        let times: Vec<Option<Micros>> = tl.events.iter().map(|e| e.ts.map(|t| t.micros)).collect();
+        assert_eq!(
+            times,
+            [
+                Some(boot),
+                Some(log),
+                Some(new_year - 30 * MICROS_PER_SEC),
+                Some(new_year),
+                Some(later)
+            ]
+        );
+    }
+
+    /// The streamed resolution and the timeline of one file's events.
+    fn resolve_both(events: &[Event]) -> (Resolution, crate::timeline::Timeline, Vec<Stamp>) {
+        let mut tracker = Tracker::default();
+        let stamps: Vec<Stamp> = events.iter().map(|e| tracker.file(0).observe(e)).collect();
+        let n = events.len() as u64;
+        let mut info = FileInfo {
+            id: 0,
+            path: "a/x.log".into(),
+            kind: SourceKind::Operator,
+            bytes: 0,
+            lines: n,
+            events: n,
+            unparsed_lines: 0,
+            mtime: None,
+            zone_samples: vec![-3600 * MICROS_PER_SEC],
+        };
+        let cfg = TimeConfig { tz_override: None };
+        let res = tracker.resolve(std::slice::from_ref(&info), &[0], None, &cfg);
+        info.events = n;
+        let loaded = crate::load::Loaded {
+            bundle_path: String::new(),
+            container: String::new(),
+            root_name: None,
+            files: vec![info],
+            events: vec![events.to_vec()],
+            diagnostics: Vec::new(),
+        };
+        (res, crate::timeline::build(loaded, &cfg), stamps)
     }
 }

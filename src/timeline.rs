@@ -13,6 +13,9 @@
 //!   troubleshoot bundle's folder name, or else the newest exact time in the bundle. File
 //!   modification times are not used: copies and checkouts rewrite them, and the same bundle
 //!   must give the same report in every container format.
+//! - An object's facts that carry their block's own time (a terminated container's
+//!   `finishedAt`) are placed by it, but anchor nothing: the year of a stamp and the capture
+//!   time are read from the other events (`states_an_object`).
 //!
 //! Order is `(time, file, line)`, stable; an event without time sorts with the event before it
 //! in its file. Invariant: this module knows nothing of formats or rules.
@@ -28,6 +31,7 @@ use crate::event::{
 };
 use crate::load::{FileInfo, Loaded};
 use crate::parse::primitives::instant;
+use crate::parse::Format;
 
 /// How times are resolved.
 #[derive(Clone, Debug)]
@@ -156,9 +160,10 @@ impl Timeline {
         for e in &self.events {
             let Some(ts) = e.ts else { continue };
             let kind = self.file(e.file).map_or(e.kind, |f| f.kind);
-            spans.add(kind, ts.quality, ts.micros);
+            let record = writes_records(kind) && !states_an_object(e);
+            spans.add(record, ts.quality, ts.micros);
             if let Some(last) = e.repeat.as_ref().and_then(|r| r.last) {
-                spans.add(kind, ts.quality, last);
+                spans.add(record, ts.quality, last);
             }
         }
         spans.window()
@@ -192,16 +197,16 @@ pub(crate) struct Spans {
 const HOUR: Micros = 3600 * MICROS_PER_SEC;
 
 impl Spans {
-    /// Notes a time `t` of quality `quality` read from a file of kind `kind`.
-    pub(crate) fn add(&mut self, kind: SourceKind, quality: TsQuality, t: Micros) {
-        self.add_span(kind, quality, (t, t));
+    /// Notes a time `t` of quality `quality`, of a record (`record`) or of an object's fact.
+    pub(crate) fn add(&mut self, record: bool, quality: TsQuality, t: Micros) {
+        self.add_span(record, quality, (t, t));
     }
 
     /// Notes the times from `lo` to `hi` of one file, less than an hour apart from one to
     /// the next: all of them, for the window, as if added one by one.
     pub(crate) fn add_span(
         &mut self,
-        kind: SourceKind,
+        record: bool,
         quality: TsQuality,
         (lo, hi): (Micros, Micros),
     ) {
@@ -213,7 +218,7 @@ impl Spans {
             return;
         }
         widen(&mut self.precise);
-        if tells_when_records_were_written(kind) {
+        if record {
             note_by_hour(&mut self.records, (lo, hi));
         }
     }
@@ -245,7 +250,7 @@ pub(crate) fn note_by_hour(
 
 /// Whether a file of this kind holds records of when something happened (logs, events),
 /// rather than objects whose times are about the object.
-fn tells_when_records_were_written(kind: SourceKind) -> bool {
+pub(crate) fn writes_records(kind: SourceKind) -> bool {
     !matches!(
         kind,
         SourceKind::KubeObject
@@ -310,9 +315,9 @@ pub fn build(loaded: Loaded, cfg: &TimeConfig) -> Timeline {
             }
         }
     }
-    let window = resolved_window(&events);
+    let window = log_window(&events);
 
-    // Pass 2: year-less stamps, from the file's neighbours or the bundle's window.
+    // Pass 2: year-less stamps, from the file's neighbours or the window of the logs.
     for file_events in events.iter_mut() {
         let mut reference = window.map(|(lo, _)| lo);
         for ev in file_events.iter_mut() {
@@ -382,10 +387,13 @@ pub fn build(loaded: Loaded, cfg: &TimeConfig) -> Timeline {
     }
 }
 
-fn resolved_window(events: &[Vec<Event>]) -> Option<(Micros, Micros)> {
+/// The first and last explicit or zone-resolved time of the events that are no object's
+/// state (`states_an_object`).
+fn log_window(events: &[Vec<Event>]) -> Option<(Micros, Micros)> {
     let mut times = events
         .iter()
         .flatten()
+        .filter(|e| !states_an_object(e))
         .flat_map(|e| {
             [
                 e.ts.map(|t| t.micros),
@@ -576,9 +584,21 @@ fn capture_time(
             .iter()
             .flatten()
             .filter(|e| e.ts.is_some_and(|t| t.quality != TsQuality::Approximate))
+            .filter(|e| !states_an_object(e))
             .filter_map(Event::last_micros)
             .max()
     })
+}
+
+/// Whether the event is a fact of a Kubernetes document (a describe, a YAML or JSON object:
+/// an event with a `path`), whose time, if any, is when its block last changed (a
+/// container's `finishedAt`, a condition's `lastTransitionTime`): it takes its place on the
+/// timeline but anchors no other time. A node's conditions may date from its boot months
+/// ago, and a status is written long before the dump is taken, so neither is a capture time
+/// for `kubectl` ages nor the reference of a year-less stamp. A log record's own `path` field
+/// (an HTTP path) does not make it a fact.
+pub(crate) fn states_an_object(ev: &Event) -> bool {
+    Format::of(ev.kind).is_kubernetes() && ev.field("path").is_some()
 }
 
 /// The recorded capture time an event states, if it is a `collected_at`-like fact whose
@@ -686,43 +706,75 @@ mod tests {
         const H: Micros = 3600 * MICROS_PER_SEC;
         let mut spans = Spans::default();
         // The operator starts a day before the incident, then is silent for hours.
-        spans.add(SourceKind::Operator, TsQuality::Exact, 0);
-        spans.add(SourceKind::Operator, TsQuality::Exact, 60 * MICROS_PER_SEC);
+        spans.add(writes_records(SourceKind::Operator), TsQuality::Exact, 0);
+        spans.add(
+            writes_records(SourceKind::Operator),
+            TsQuality::Exact,
+            60 * MICROS_PER_SEC,
+        );
         // A kube-system pod's age and a condition's old transition time.
-        spans.add(SourceKind::KubeTable, TsQuality::Approximate, -31 * H);
-        spans.add(SourceKind::KubeObject, TsQuality::Exact, -40 * 24 * H);
+        spans.add(
+            writes_records(SourceKind::KubeTable),
+            TsQuality::Approximate,
+            -31 * H,
+        );
+        spans.add(
+            writes_records(SourceKind::KubeObject),
+            TsQuality::Exact,
+            -40 * 24 * H,
+        );
         // The incident: records less than the silence apart, over four hours.
         for t in [24 * H, 25 * H, 27 * H, 28 * H] {
-            spans.add(SourceKind::Raylet, TsQuality::InferredZone, t);
+            spans.add(
+                writes_records(SourceKind::Raylet),
+                TsQuality::InferredZone,
+                t,
+            );
         }
-        spans.add(SourceKind::KubeEvents, TsQuality::Approximate, 29 * H);
+        spans.add(
+            writes_records(SourceKind::KubeEvents),
+            TsQuality::Approximate,
+            29 * H,
+        );
         assert_eq!(spans.window(), Some((24 * H, 28 * H)));
         // Spans added whole give the same window as their times one by one.
         let mut whole = Spans::default();
         whole.add_span(
-            SourceKind::Operator,
+            writes_records(SourceKind::Operator),
             TsQuality::Exact,
             (0, 60 * MICROS_PER_SEC),
         );
         whole.add_span(
-            SourceKind::Raylet,
+            writes_records(SourceKind::Raylet),
             TsQuality::InferredZone,
             (24 * H, 24 * H + 10),
         );
         whole.add_span(
-            SourceKind::Raylet,
+            writes_records(SourceKind::Raylet),
             TsQuality::InferredZone,
             (25 * H, 25 * H + 10),
         );
         assert_eq!(whole.window(), Some((24 * H, 25 * H + 10)));
         // With no record, objects' precise times, then every time.
         let mut objects = Spans::default();
-        objects.add(SourceKind::KubeObject, TsQuality::Exact, 5);
-        objects.add(SourceKind::KubeTable, TsQuality::Approximate, -H);
+        objects.add(writes_records(SourceKind::KubeObject), TsQuality::Exact, 5);
+        objects.add(
+            writes_records(SourceKind::KubeTable),
+            TsQuality::Approximate,
+            -H,
+        );
         assert_eq!(objects.window(), Some((5, 5)));
         let mut ages = Spans::default();
-        ages.add(SourceKind::KubeTable, TsQuality::Approximate, -H);
-        ages.add(SourceKind::KubeEvents, TsQuality::Approximate, 0);
+        ages.add(
+            writes_records(SourceKind::KubeTable),
+            TsQuality::Approximate,
+            -H,
+        );
+        ages.add(
+            writes_records(SourceKind::KubeEvents),
+            TsQuality::Approximate,
+            0,
+        );
         assert_eq!(ages.window(), Some((-H, 0)));
     }
     use crate::event::format_rfc3339;

@@ -745,6 +745,145 @@ fn times_from_kubectl_ages_are_marked_approximate() {
     assert!(text.contains("Zone assumed: "), "{text}");
 }
 
+/// The evidence lines of a report whose text holds `needle`, as (time, quality).
+fn evidence_times(report: &serde_json::Value, needle: &str) -> Vec<(String, String)> {
+    all_evidence(report)
+        .iter()
+        .filter(|e| e["text"].as_str().unwrap_or("").contains(needle))
+        .map(|e| (e["ts"].to_string(), e["ts_quality"].to_string()))
+        .collect()
+}
+
+/// The `timeline --format json` events of `file` at `line`, as (time, quality).
+fn timeline_times(bundle: &Path, file: &str, line: u64) -> Vec<(String, String)> {
+    let out = String::from_utf8(stdout_of(&[
+        "timeline",
+        bundle.to_str().unwrap(),
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    out.lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["file"].as_str().unwrap().ends_with(file) && e["line"] == line)
+        .map(|e| (e["ts"].to_string(), e["ts_quality"].to_string()))
+        .collect()
+}
+
+/// Issue 31: the head's OOM kill is evidence from its container's `lastState`, which carries
+/// its own `finishedAt`: the evidence and the timeline show that time, exact.
+#[test]
+fn object_evidence_takes_its_own_time() {
+    let dir = common::root().join("corpus/troubleshoot-head-oom-killed");
+    let v: serde_json::Value = serde_json::from_str(&analyze_text(&dir, "json", &[])).unwrap();
+    let finished = vec![(
+        "\"2024-06-12T10:31:40.000Z\"".to_string(),
+        "\"exact\"".to_string(),
+    )];
+    assert_eq!(v["causes"][0]["id"], "oom_killed", "{v}");
+    assert_eq!(evidence_times(&v, "\"exitCode\": 137"), finished.clone());
+    assert_eq!(evidence_times(&v, "\"OOMKilled\""), finished.clone());
+    let pods = "cluster-resources/pods/data.json";
+    assert_eq!(timeline_times(&dir, pods, 110), finished.clone());
+    assert_eq!(timeline_times(&dir, pods, 111), finished);
+    let text = analyze_text(&dir, "text", &[]);
+    assert!(
+        text.contains("pods/data.json:110 2024-06-12T10:31:40.000Z \"exitCode\": 137"),
+        "{text}"
+    );
+}
+
+/// Issue 31, the other ways an object comes: `kubectl get -o yaml` and `kubectl describe`
+/// (whose times carry the offset of the machine that ran it) give the same time; a container
+/// whose state has no time of its own stays untimed and borrows nothing from its neighbour.
+#[test]
+fn object_evidence_takes_its_own_time_in_yaml_and_describe() {
+    const POD_YAML: &str = r#"apiVersion: v1
+kind: Pod
+metadata:
+  labels:
+    ray.io/cluster: analytics-cluster
+    ray.io/node-type: head
+  name: analytics-cluster-head-7x2kp
+  namespace: data
+status:
+  containerStatuses:
+  - lastState:
+      terminated:
+        exitCode: 137
+        finishedAt: "2024-06-12T10:31:40Z"
+        reason: OOMKilled
+        startedAt: "2024-06-12T10:00:04Z"
+    name: ray-head
+    restartCount: 1
+    state:
+      running:
+        startedAt: "2024-06-12T10:31:43Z"
+  - lastState:
+      terminated:
+        exitCode: 1
+        reason: Error
+    name: autoscaler
+    restartCount: 3
+  phase: Running
+"#;
+    const POD_DESCRIBE: &str = "Name:             analytics-cluster-head-7x2kp
+Namespace:        data
+Start Time:       Wed, 12 Jun 2024 18:00:02 +0800
+Labels:           ray.io/cluster=analytics-cluster
+                  ray.io/node-type=head
+Status:           Running
+IP:               10.244.1.15
+Containers:
+  ray-head:
+    State:          Running
+      Started:      Wed, 12 Jun 2024 18:31:43 +0800
+    Last State:     Terminated
+      Reason:       OOMKilled
+      Exit Code:    137
+      Started:      Wed, 12 Jun 2024 18:00:04 +0800
+      Finished:     Wed, 12 Jun 2024 18:31:40 +0800
+    Ready:          False
+    Restart Count:  1
+  autoscaler:
+    State:          Waiting
+      Reason:       CrashLoopBackOff
+    Last State:     Terminated
+      Reason:       Error
+      Exit Code:    1
+    Ready:          False
+    Restart Count:  3
+QoS Class:        Burstable
+Events:           <none>
+";
+    let finished = vec![(
+        "\"2024-06-12T10:31:40.000Z\"".to_string(),
+        "\"exact\"".to_string(),
+    )];
+    let untimed = vec![("null".to_string(), "\"none\"".to_string())];
+    // (file, text, the exit code's line, the untimed exit code's line)
+    for (file, text, exit_137, exit_1) in [
+        ("head-pod.yaml", POD_YAML, 13, 24),
+        ("describe-head-pod.txt", POD_DESCRIBE, 14, 24),
+    ] {
+        let dir = scratch(file);
+        std::fs::write(dir.join(file), text).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&analyze_text(&dir, "json", &[])).unwrap();
+        assert_eq!(v["causes"][0]["id"], "oom_killed", "{file}: {v}");
+        assert_eq!(evidence_times(&v, "137"), finished.clone(), "{file}");
+        assert_eq!(
+            timeline_times(&dir, file, exit_137),
+            finished.clone(),
+            "{file}"
+        );
+        assert_eq!(
+            timeline_times(&dir, file, exit_1),
+            untimed.clone(),
+            "{file}"
+        );
+    }
+}
+
 #[test]
 fn zone_less_logs_without_zone_evidence_are_marked_assumed() {
     let dir = common::root().join("corpus/session-logs-worker-node-marked-dead");

@@ -121,10 +121,13 @@ fn claimed_events(findings: &[Finding]) -> BTreeSet<usize> {
 
 /// Objects that report themselves failing and that no rule used: each under the catalogue id
 /// its state decides, when it can take a finding; the rest together as `object_unhealthy`.
+/// A state a rule cited any line of (the status beside the message, the reason beside the
+/// exit code) is that rule's: a rule keeps only a sample of what it matched, so the lines it
+/// left out are no second, unexplained failure.
 fn report_objects(out: &mut Builder, events: &[Event], claimed: &BTreeSet<usize>) {
     let mut generic_objects: Vec<objects::Problem> = Vec::new();
     for p in objects::problems(events) {
-        if p.evidence.iter().all(|i| claimed.contains(i)) {
+        if p.evidence.iter().any(|i| claimed.contains(i)) {
             continue;
         }
         match object_catalogue_id(&p, events) {
@@ -776,6 +779,42 @@ mod tests {
         // A fatal record outweighs an error one.
         let fatal = vec![at(log(SourceKind::Raylet, Level::Critical, "x"), 0)];
         assert!(score(&fatal, &[0], &[]) > score(&events, &[4], &[]));
+    }
+
+    /// A failing state a rule cited one line of is the rule's: the line beside it that the
+    /// rule's sample left out (a Serve app's message beside its `DEPLOY_FAILED`, both timed
+    /// by the status's `lastUpdateTime`) is no second cause that "no rule explains".
+    #[test]
+    fn a_state_a_rule_cited_is_not_reported_again() {
+        let app = "status.activeservicestatus.applicationstatuses.fraud";
+        let fact = |path: String, value: &str| {
+            let mut e = Event::new(1, value);
+            e.kind = SourceKind::DescribeRayService;
+            e.fields = vec![
+                ("path".into(), path.into()),
+                ("value".into(), value.into()),
+                ("object".into(), "RayService/payments/fraud-guard".into()),
+            ];
+            e
+        };
+        let evs = vec![
+            fact(format!("{app}.message"), "Deploying app 'fraud' failed"),
+            fact(format!("{app}.status"), "DEPLOY_FAILED"),
+        ];
+        let unexplained = analyze(&evs, &[], &[], &Baseline::parse(""));
+        assert_eq!(unexplained.findings.len(), 1);
+        let cited = Finding {
+            rule: 0,
+            evidence: vec![crate::rules::engine::EvidenceRef {
+                event: 1,
+                signal: 0,
+                field: None,
+            }],
+            confidence: 0.9,
+            summary: String::new(),
+        };
+        let explained = analyze(&evs, &[], &[cited], &Baseline::parse(""));
+        assert!(explained.findings.is_empty(), "{:?}", explained.findings);
     }
 
     #[test]

@@ -1,16 +1,19 @@
 //! From entries to events: numbers the elements of lists the generic printer shows without
-//! `-` markers, resolves each entry's path (the one the object's YAML gives) and writes each
+//! `-` markers, resolves each entry's path (the one the object's YAML gives) and the time of
+//! its block (a container's state, a condition, a status: `block_time`), and writes each
 //! entry as a fact, a table row or an Event record of the object.
 //!
 //! Invariant: an entry is written once. `Object::emitted` counts the entries already written
-//! (rows streamed early are removed from the entries instead). List shapes and paths are
-//! resolved over every entry read so far; for the entries being written, nothing read later
-//! can change them.
+//! (rows streamed early are removed from the entries instead). List shapes, paths and block
+//! times are resolved over every entry read so far; for the entries being written, nothing
+//! read later can change them (the `Events:` table, after which entries go early, comes
+//! after every block).
 
 use std::collections::HashSet;
 
 use super::object::{Entry, Identity, Object, Seg, Shape};
-use crate::event::{format_rfc3339, Event};
+use crate::event::{format_rfc3339, Event, Micros, RawTime};
+use crate::parse::block_time::BlockTimes;
 use crate::parse::lines::cap_message;
 use crate::parse::primitives::rfc1123z;
 use crate::parse::tree::{fact, join_path};
@@ -51,9 +54,10 @@ impl Object {
         }
         self.shape_lists();
         let paths = self.paths();
+        let times = self.block_times(&paths, &id.kind);
         for i in self.emitted..end {
             if let (Some(entry), Some(path)) = (self.entries.get(i), paths.get(i)) {
-                emit_entry(entry.clone(), path, id, out);
+                emit_entry(entry.clone(), path, times.of(path), id, out);
             }
         }
         self.emitted = end;
@@ -73,9 +77,11 @@ impl Object {
         };
         self.shape_lists();
         let paths = self.paths();
+        let times = self.block_times(&paths, &id.kind);
         let skip = self.emitted;
         for (entry, path) in self.entries.into_iter().zip(paths).skip(skip) {
-            emit_entry(entry, &path, &id, out);
+            let time = times.of(&path);
+            emit_entry(entry, &path, time, &id, out);
         }
         out.unparsed_lines += self.unparsed;
     }
@@ -133,6 +139,25 @@ impl Object {
         }
     }
 
+    /// The times of the object's blocks (`block_time`), from every entry read so far: a
+    /// table row's cells count as its children (a node's condition rows hold their times).
+    fn block_times(&self, paths: &[String], kind: &str) -> BlockTimes {
+        let mut times = BlockTimes::new(kind);
+        for (entry, path) in self.entries.iter().zip(paths) {
+            if let Some(value) = &entry.value {
+                times.note(path, value);
+            }
+            if let Shape::Row(cells) = &entry.shape {
+                for (column, cell) in cells {
+                    if let Some(key) = column.strip_prefix("col.") {
+                        times.note(&join_path(path, key), cell);
+                    }
+                }
+            }
+        }
+        times
+    }
+
     fn paths(&self) -> Vec<String> {
         let mut paths: Vec<String> = Vec::with_capacity(self.entries.len());
         let mut n_bare: Vec<usize> = vec![0; self.entries.len()];
@@ -177,8 +202,15 @@ impl Object {
     }
 }
 
-/// The event of one entry, whose path is `path`, of the object `id`.
-pub(super) fn emit_entry(entry: Entry, path: &str, id: &Identity, out: &mut ParseOutput) {
+/// The event of one entry, whose path is `path`, of the object `id`; a fact or a row takes
+/// `time`, its block's.
+pub(super) fn emit_entry(
+    entry: Entry,
+    path: &str,
+    time: Option<Micros>,
+    id: &Identity,
+    out: &mut ParseOutput,
+) {
     let Entry {
         line,
         n_lines,
@@ -204,7 +236,7 @@ pub(super) fn emit_entry(entry: Entry, path: &str, id: &Identity, out: &mut Pars
         }
         Shape::Fact | Shape::Row(_) => {
             let value = value.map(|v| v.trim_end().to_string());
-            let time = value.as_deref().and_then(|v| match rfc1123z(v) {
+            let time_utc = value.as_deref().and_then(|v| match rfc1123z(v) {
                 Ok(("", t)) => Some(format_rfc3339(t)),
                 _ => None,
             });
@@ -216,8 +248,9 @@ pub(super) fn emit_entry(entry: Entry, path: &str, id: &Identity, out: &mut Pars
                 value,
                 id.object.as_deref(),
             );
-            if let Some(time) = time {
-                ev.fields.push(("time_utc".into(), time.into()));
+            ev.raw_time = time.map(RawTime::Utc);
+            if let Some(time_utc) = time_utc {
+                ev.fields.push(("time_utc".into(), time_utc.into()));
             }
             if let Shape::Row(cols) = shape {
                 ev.fields.extend(cols);

@@ -102,7 +102,7 @@ impl Object {
         if after_row && n == self.emitted + 2 {
             // [.., the row before, the row just pushed]: the one goes, the other takes its place.
             let before = self.entries.swap_remove(n - 2);
-            emit_entry(before, "", &id, out);
+            emit_entry(before, "", None, &id, out);
         } else {
             self.emit_up_to(n.saturating_sub(1), &id, out);
         }

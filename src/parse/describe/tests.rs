@@ -5,7 +5,7 @@ use super::fixtures::{
     NODE, PODS, RAYCLUSTER_V1_3, RAYSERVICE_GENERATED, RAYSERVICE_V0_6, RAYSERVICE_V1_3,
 };
 use super::parse;
-use crate::event::RawTime;
+use crate::event::{format_rfc3339, RawTime};
 use crate::parse::lines::split_lines;
 use crate::parse::ParseOutput;
 
@@ -14,6 +14,7 @@ fn render(out: &ParseOutput) -> String {
     let mut s = String::new();
     for ev in &out.events {
         let time = match ev.raw_time {
+            Some(RawTime::Utc(t)) => format_rfc3339(t),
             Some(RawTime::Age { secs }) => format!("age={secs}"),
             Some(other) => format!("{other:?}"),
             None => "-".to_string(),
@@ -104,18 +105,18 @@ fn rayservice_v1_3_conditions_and_raw_multiline_values() {
 44 1 - info unknown  [path=status.activeservicestatus.applicationstatuses.math_app.status value=RUNNING] | Status:            RUNNING
 45 1 - info unknown  [path=status.activeservicestatus.rayclustername value=rayservice-sample-raycluster-bwrp8] | Ray Cluster Name:  rayservice-sample-raycluster-bwrp8
 46 1 - info unknown  [path=status.conditions] | Conditions:
-47 1 - info unknown  [path=status.conditions[0].lasttransitiontime value=2025-01-10T09:00:05Z] | Last Transition Time:  2025-01-10T09:00:05Z
-48 1 - info unknown  [path=status.conditions[0].message value=RayService is initializing and will be marked as failed if it is not ready within 5m0s] | Message:               RayService is initializing and will be marked as failed if it is not ready within 5m0s
-49 1 - info unknown  [path=status.conditions[0].observedgeneration value=1] | Observed Generation:   1
-50 1 - info unknown  [path=status.conditions[0].reason value=Initializing] | Reason:                Initializing
-51 1 - info unknown  [path=status.conditions[0].status value=False] | Status:                False
-52 1 - info unknown  [path=status.conditions[0].type value=Ready] | Type:                  Ready
-53 1 - info unknown  [path=status.conditions[1].lasttransitiontime value=2025-01-10T09:00:05Z] | Last Transition Time:  2025-01-10T09:00:05Z
-54 1 - info unknown  [path=status.conditions[1].message value=Active Ray cluster exists and no pending Ray cluster] | Message:               Active Ray cluster exists and no pending Ray cluster
-55 1 - info unknown  [path=status.conditions[1].observedgeneration value=1] | Observed Generation:   1
-56 1 - info unknown  [path=status.conditions[1].reason value=NoPendingCluster] | Reason:                NoPendingCluster
-57 1 - info unknown  [path=status.conditions[1].status value=False] | Status:                False
-58 1 - info unknown  [path=status.conditions[1].type value=UpgradeInProgress] | Type:                  UpgradeInProgress
+47 1 2025-01-10T09:00:05.000Z info unknown  [path=status.conditions[0].lasttransitiontime value=2025-01-10T09:00:05Z] | Last Transition Time:  2025-01-10T09:00:05Z
+48 1 2025-01-10T09:00:05.000Z info unknown  [path=status.conditions[0].message value=RayService is initializing and will be marked as failed if it is not ready within 5m0s] | Message:               RayService is initializing and will be marked as failed if it is not ready within 5m0s
+49 1 2025-01-10T09:00:05.000Z info unknown  [path=status.conditions[0].observedgeneration value=1] | Observed Generation:   1
+50 1 2025-01-10T09:00:05.000Z info unknown  [path=status.conditions[0].reason value=Initializing] | Reason:                Initializing
+51 1 2025-01-10T09:00:05.000Z info unknown  [path=status.conditions[0].status value=False] | Status:                False
+52 1 2025-01-10T09:00:05.000Z info unknown  [path=status.conditions[0].type value=Ready] | Type:                  Ready
+53 1 2025-01-10T09:00:05.000Z info unknown  [path=status.conditions[1].lasttransitiontime value=2025-01-10T09:00:05Z] | Last Transition Time:  2025-01-10T09:00:05Z
+54 1 2025-01-10T09:00:05.000Z info unknown  [path=status.conditions[1].message value=Active Ray cluster exists and no pending Ray cluster] | Message:               Active Ray cluster exists and no pending Ray cluster
+55 1 2025-01-10T09:00:05.000Z info unknown  [path=status.conditions[1].observedgeneration value=1] | Observed Generation:   1
+56 1 2025-01-10T09:00:05.000Z info unknown  [path=status.conditions[1].reason value=NoPendingCluster] | Reason:                NoPendingCluster
+57 1 2025-01-10T09:00:05.000Z info unknown  [path=status.conditions[1].status value=False] | Status:                False
+58 1 2025-01-10T09:00:05.000Z info unknown  [path=status.conditions[1].type value=UpgradeInProgress] | Type:                  UpgradeInProgress
 59 1 - info unknown  [path=status.observedgeneration value=1] | Observed Generation:     1
 60 1 - info unknown  [path=status.pendingservicestatus value=] | Pending Service Status:
 61 1 - info unknown  [path=status.servicestatus value=] | Service Status:
@@ -141,24 +142,24 @@ fn rayservice_v0_6_application_statuses() {
 7 1 - info unknown  [path=status] | Status:
 8 1 - info unknown  [path=status.activeservicestatus] | Active Service Status:
 9 1 - info unknown  [path=status.activeservicestatus.applicationstatuses] | Application Statuses:
-10 1 - info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app] | fruit_app:
-11 1 - info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.healthlastupdatetime value=2023-07-11T22:21:24Z] | Health Last Update Time:  2023-07-11T22:21:24Z
-12 1 - info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.lastupdatetime value=2023-07-11T22:21:24Z] | Last Update Time:         2023-07-11T22:21:24Z
-13 1 - info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.servedeploymentstatuses] | Serve Deployment Statuses:
-14 1 - info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.servedeploymentstatuses.fruit_app_dagdriver] | fruit_app_DAGDriver:
-15 1 - info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.servedeploymentstatuses.fruit_app_dagdriver.healthlastupdatetime value=2023-07-11T22:21:24Z] | Health Last Update Time:  2023-07-11T22:21:24Z
-16 1 - info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.servedeploymentstatuses.fruit_app_dagdriver.lastupdatetime value=2023-07-11T22:21:24Z] | Last Update Time:         2023-07-11T22:21:24Z
-17 1 - info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.servedeploymentstatuses.fruit_app_dagdriver.status value=HEALTHY] | Status:                   HEALTHY
-18 1 - info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.servedeploymentstatuses.fruit_app_fruitmarket] | fruit_app_FruitMarket:
-19 1 - info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.servedeploymentstatuses.fruit_app_fruitmarket.healthlastupdatetime value=2023-07-11T22:21:24Z] | Health Last Update Time:  2023-07-11T22:21:24Z
-20 1 - info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.servedeploymentstatuses.fruit_app_fruitmarket.lastupdatetime value=2023-07-11T22:21:24Z] | Last Update Time:         2023-07-11T22:21:24Z
-21 4 - info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.servedeploymentstatuses.fruit_app_fruitmarket.message value=The Deployment failed to start 3 times in a row. This may be due to a problem with its constructor or initial health check failing. See controller logs for details. Error:⏎ray::ServeReplica:fruit_app_FruitMarket.initialize_and_get_metadata() (pid=2541, ip=10.244.0.7, actor_id=9ba0e3e5d7c1)⏎  File "/home/ray/anaconda3/lib/python3.8/concurrent/futures/_base.py", line 437, in result⏎RuntimeError: boom] | Message:                  The Deployment failed to start 3 times in a row. This may be due to a problem with its constructor or initial health check failing. See controller logs for details. Error:⏎ray::ServeReplica:fruit_app_FruitMarket.initialize_and_get_metadata() (pid=2541, ip=10.244.0.7, actor_id=9ba0e3e5d7c1)⏎  File "/home/ray/anaconda3/lib/python3.8/concurrent/futures/_base.py", line 437, in result⏎RuntimeError: boom
-25 1 - info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.servedeploymentstatuses.fruit_app_fruitmarket.status value=UNHEALTHY] | Status:                   UNHEALTHY
-26 1 - info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.status value=RUNNING] | Status:                       RUNNING
-27 1 - info unknown  [path=status.activeservicestatus.dashboardstatus] | Dashboard Status:
-28 1 - info unknown  [path=status.activeservicestatus.dashboardstatus.healthlastupdatetime value=2023-07-11T22:21:24Z] | Health Last Update Time:  2023-07-11T22:21:24Z
-29 1 - info unknown  [path=status.activeservicestatus.dashboardstatus.ishealthy value=true] | Is Healthy:               true
-30 1 - info unknown  [path=status.activeservicestatus.dashboardstatus.lastupdatetime value=2023-07-11T22:21:24Z] | Last Update Time:         2023-07-11T22:21:24Z
+10 1 2023-07-11T22:21:24.000Z info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app] | fruit_app:
+11 1 2023-07-11T22:21:24.000Z info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.healthlastupdatetime value=2023-07-11T22:21:24Z] | Health Last Update Time:  2023-07-11T22:21:24Z
+12 1 2023-07-11T22:21:24.000Z info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.lastupdatetime value=2023-07-11T22:21:24Z] | Last Update Time:         2023-07-11T22:21:24Z
+13 1 2023-07-11T22:21:24.000Z info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.servedeploymentstatuses] | Serve Deployment Statuses:
+14 1 2023-07-11T22:21:24.000Z info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.servedeploymentstatuses.fruit_app_dagdriver] | fruit_app_DAGDriver:
+15 1 2023-07-11T22:21:24.000Z info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.servedeploymentstatuses.fruit_app_dagdriver.healthlastupdatetime value=2023-07-11T22:21:24Z] | Health Last Update Time:  2023-07-11T22:21:24Z
+16 1 2023-07-11T22:21:24.000Z info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.servedeploymentstatuses.fruit_app_dagdriver.lastupdatetime value=2023-07-11T22:21:24Z] | Last Update Time:         2023-07-11T22:21:24Z
+17 1 2023-07-11T22:21:24.000Z info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.servedeploymentstatuses.fruit_app_dagdriver.status value=HEALTHY] | Status:                   HEALTHY
+18 1 2023-07-11T22:21:24.000Z info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.servedeploymentstatuses.fruit_app_fruitmarket] | fruit_app_FruitMarket:
+19 1 2023-07-11T22:21:24.000Z info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.servedeploymentstatuses.fruit_app_fruitmarket.healthlastupdatetime value=2023-07-11T22:21:24Z] | Health Last Update Time:  2023-07-11T22:21:24Z
+20 1 2023-07-11T22:21:24.000Z info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.servedeploymentstatuses.fruit_app_fruitmarket.lastupdatetime value=2023-07-11T22:21:24Z] | Last Update Time:         2023-07-11T22:21:24Z
+21 4 2023-07-11T22:21:24.000Z info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.servedeploymentstatuses.fruit_app_fruitmarket.message value=The Deployment failed to start 3 times in a row. This may be due to a problem with its constructor or initial health check failing. See controller logs for details. Error:⏎ray::ServeReplica:fruit_app_FruitMarket.initialize_and_get_metadata() (pid=2541, ip=10.244.0.7, actor_id=9ba0e3e5d7c1)⏎  File "/home/ray/anaconda3/lib/python3.8/concurrent/futures/_base.py", line 437, in result⏎RuntimeError: boom] | Message:                  The Deployment failed to start 3 times in a row. This may be due to a problem with its constructor or initial health check failing. See controller logs for details. Error:⏎ray::ServeReplica:fruit_app_FruitMarket.initialize_and_get_metadata() (pid=2541, ip=10.244.0.7, actor_id=9ba0e3e5d7c1)⏎  File "/home/ray/anaconda3/lib/python3.8/concurrent/futures/_base.py", line 437, in result⏎RuntimeError: boom
+25 1 2023-07-11T22:21:24.000Z info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.servedeploymentstatuses.fruit_app_fruitmarket.status value=UNHEALTHY] | Status:                   UNHEALTHY
+26 1 2023-07-11T22:21:24.000Z info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.status value=RUNNING] | Status:                       RUNNING
+27 1 2023-07-11T22:21:24.000Z info unknown  [path=status.activeservicestatus.dashboardstatus] | Dashboard Status:
+28 1 2023-07-11T22:21:24.000Z info unknown  [path=status.activeservicestatus.dashboardstatus.healthlastupdatetime value=2023-07-11T22:21:24Z] | Health Last Update Time:  2023-07-11T22:21:24Z
+29 1 2023-07-11T22:21:24.000Z info unknown  [path=status.activeservicestatus.dashboardstatus.ishealthy value=true] | Is Healthy:               true
+30 1 2023-07-11T22:21:24.000Z info unknown  [path=status.activeservicestatus.dashboardstatus.lastupdatetime value=2023-07-11T22:21:24Z] | Last Update Time:         2023-07-11T22:21:24Z
 31 1 - info unknown  [path=status.activeservicestatus.rayclustername value=rayservice-sample-raycluster-6mj28] | Ray Cluster Name:           rayservice-sample-raycluster-6mj28
 32 1 - info unknown  [path=status.servicestatus value=Running] | Service Status:               Running
 33 3 - info unknown  [path=events] | Events:⏎Type    Reason   Age                    From                   Message⏎----    ------   ----                   ----                   -------
@@ -229,16 +230,16 @@ fn raycluster_conditions_list_without_markers() {
 21 1 - info unknown  [path=spec.suspend value=true] | Suspend:  true
 22 1 - info unknown  [path=status] | Status:
 23 1 - info unknown  [path=status.conditions] | Conditions:
-24 1 - info unknown  [path=status.conditions[0].lasttransitiontime value=2026-03-03T03:00:25Z] | Last Transition Time:   2026-03-03T03:00:25Z
-25 1 - info unknown  [path=status.conditions[0].message value=RayCluster Pods are being provisioned for first time] | Message:                RayCluster Pods are being provisioned for first time
-26 1 - info unknown  [path=status.conditions[0].reason value=RayClusterPodsProvisioning] | Reason:                 RayClusterPodsProvisioning
-27 1 - info unknown  [path=status.conditions[0].status value=False] | Status:                 False
-28 1 - info unknown  [path=status.conditions[0].type value=RayClusterProvisioned] | Type:                   RayClusterProvisioned
-29 1 - info unknown  [path=status.conditions[1].lasttransitiontime value=2026-03-03T03:00:25Z] | Last Transition Time:   2026-03-03T03:00:25Z
-30 1 - info unknown  [path=status.conditions[1].message value=] | Message:
-31 1 - info unknown  [path=status.conditions[1].reason value=RayClusterSuspended] | Reason:                 RayClusterSuspended
-32 1 - info unknown  [path=status.conditions[1].status value=False] | Status:                 False
-33 1 - info unknown  [path=status.conditions[1].type value=RayClusterSuspended] | Type:                   RayClusterSuspended
+24 1 2026-03-03T03:00:25.000Z info unknown  [path=status.conditions[0].lasttransitiontime value=2026-03-03T03:00:25Z] | Last Transition Time:   2026-03-03T03:00:25Z
+25 1 2026-03-03T03:00:25.000Z info unknown  [path=status.conditions[0].message value=RayCluster Pods are being provisioned for first time] | Message:                RayCluster Pods are being provisioned for first time
+26 1 2026-03-03T03:00:25.000Z info unknown  [path=status.conditions[0].reason value=RayClusterPodsProvisioning] | Reason:                 RayClusterPodsProvisioning
+27 1 2026-03-03T03:00:25.000Z info unknown  [path=status.conditions[0].status value=False] | Status:                 False
+28 1 2026-03-03T03:00:25.000Z info unknown  [path=status.conditions[0].type value=RayClusterProvisioned] | Type:                   RayClusterProvisioned
+29 1 2026-03-03T03:00:25.000Z info unknown  [path=status.conditions[1].lasttransitiontime value=2026-03-03T03:00:25Z] | Last Transition Time:   2026-03-03T03:00:25Z
+30 1 2026-03-03T03:00:25.000Z info unknown  [path=status.conditions[1].message value=] | Message:
+31 1 2026-03-03T03:00:25.000Z info unknown  [path=status.conditions[1].reason value=RayClusterSuspended] | Reason:                 RayClusterSuspended
+32 1 2026-03-03T03:00:25.000Z info unknown  [path=status.conditions[1].status value=False] | Status:                 False
+33 1 2026-03-03T03:00:25.000Z info unknown  [path=status.conditions[1].type value=RayClusterSuspended] | Type:                   RayClusterSuspended
 34 1 - info unknown  [path=status.desiredcpu value=0] | Desired CPU:              0
 35 1 - info unknown  [path=status.state value=suspended] | State:                    suspended
 36 3 - info unknown  [path=events] | Events:⏎Type    Reason            Age   From                   Message⏎----    ------            ----  ----                   -------
@@ -281,12 +282,12 @@ fn pods_concatenated_oomkilled_crashloop_evicted() {
 24 1 - info unknown  [path=containers.ray-head.ports value=6379/TCP, 8265/TCP, 10001/TCP] | Ports:          6379/TCP, 8265/TCP, 10001/TCP
 25 1 - info unknown  [path=containers.ray-head.state value=Waiting] | State:          Waiting
 26 1 - info unknown  [path=containers.ray-head.state.reason value=CrashLoopBackOff] | Reason:       CrashLoopBackOff
-27 1 - info unknown  [path=containers.ray-head.laststate value=Terminated] | Last State:     Terminated
-28 1 - info unknown  [path=containers.ray-head.laststate.reason value=OOMKilled] | Reason:       OOMKilled
-29 4 - info unknown  [path=containers.ray-head.laststate.message value=Some Ray subprocesses exited unexpectedly:⏎  raylet [exit code=1]⏎Remaining processes will be killed.] | Message:      Some Ray subprocesses exited unexpectedly:⏎  raylet [exit code=1]⏎Remaining processes will be killed.
-33 1 - info unknown  [path=containers.ray-head.laststate.exitcode value=137] | Exit Code:    137
-34 1 - info unknown  [path=containers.ray-head.laststate.started value=Tue, 02 Jul 2024 22:20:01 +0800 time_utc=2024-07-02T14:20:01.000Z] | Started:      Tue, 02 Jul 2024 22:20:01 +0800
-35 1 - info unknown  [path=containers.ray-head.laststate.finished value=Tue, 02 Jul 2024 22:24:13 +0800 time_utc=2024-07-02T14:24:13.000Z] | Finished:     Tue, 02 Jul 2024 22:24:13 +0800
+27 1 2024-07-02T14:24:13.000Z info unknown  [path=containers.ray-head.laststate value=Terminated] | Last State:     Terminated
+28 1 2024-07-02T14:24:13.000Z info unknown  [path=containers.ray-head.laststate.reason value=OOMKilled] | Reason:       OOMKilled
+29 4 2024-07-02T14:24:13.000Z info unknown  [path=containers.ray-head.laststate.message value=Some Ray subprocesses exited unexpectedly:⏎  raylet [exit code=1]⏎Remaining processes will be killed.] | Message:      Some Ray subprocesses exited unexpectedly:⏎  raylet [exit code=1]⏎Remaining processes will be killed.
+33 1 2024-07-02T14:24:13.000Z info unknown  [path=containers.ray-head.laststate.exitcode value=137] | Exit Code:    137
+34 1 2024-07-02T14:24:13.000Z info unknown  [path=containers.ray-head.laststate.started value=Tue, 02 Jul 2024 22:20:01 +0800 time_utc=2024-07-02T14:20:01.000Z] | Started:      Tue, 02 Jul 2024 22:20:01 +0800
+35 1 2024-07-02T14:24:13.000Z info unknown  [path=containers.ray-head.laststate.finished value=Tue, 02 Jul 2024 22:24:13 +0800 time_utc=2024-07-02T14:24:13.000Z] | Finished:     Tue, 02 Jul 2024 22:24:13 +0800
 36 1 - info unknown  [path=containers.ray-head.ready value=False] | Ready:          False
 37 1 - info unknown  [path=containers.ray-head.restartcount value=5] | Restart Count:  5
 38 1 - info unknown  [path=containers.ray-head.limits] | Limits:
@@ -343,8 +344,8 @@ fn node_tables() {
 11 1 - info unknown  [path=lease.holderidentity value=gke-ray-pool-2-03899cad-ccwh] | HolderIdentity:  gke-ray-pool-2-03899cad-ccwh
 12 1 - info unknown  [path=lease.renewtime value=Fri, 07 Jun 2024 21:10:03 +0000 time_utc=2024-06-07T21:10:03.000Z] | RenewTime:       Fri, 07 Jun 2024 21:10:03 +0000
 13 3 - info unknown  [path=conditions] | Conditions:⏎Type             Status   LastHeartbeatTime                 LastTransitionTime                Reason                    Message⏎----             ------   -----------------                 ------------------                ------                    -------
-16 1 - info unknown  [path=conditions[MemoryPressure] value=Unknown col.type=MemoryPressure col.status=Unknown col.lastheartbeattime=Fri, 07 Jun 2024 21:10:03 +0000 col.lasttransitiontime=Fri, 07 Jun 2024 21:12:45 +0000 col.reason=NodeStatusUnknown col.message=Kubelet stopped posting node status.] | MemoryPressure   Unknown  Fri, 07 Jun 2024 21:10:03 +0000   Fri, 07 Jun 2024 21:12:45 +0000   NodeStatusUnknown         Kubelet stopped posting node status.
-17 1 - info unknown  [path=conditions[Ready] value=False col.type=Ready col.status=False col.lastheartbeattime=Fri, 07 Jun 2024 21:10:03 +0000 col.lasttransitiontime=Fri, 07 Jun 2024 21:09:40 +0000 col.reason=KubeletNotReady col.message=container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized] | Ready            False    Fri, 07 Jun 2024 21:10:03 +0000   Fri, 07 Jun 2024 21:09:40 +0000   KubeletNotReady           container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized
+16 1 2024-06-07T21:12:45.000Z info unknown  [path=conditions[MemoryPressure] value=Unknown col.type=MemoryPressure col.status=Unknown col.lastheartbeattime=Fri, 07 Jun 2024 21:10:03 +0000 col.lasttransitiontime=Fri, 07 Jun 2024 21:12:45 +0000 col.reason=NodeStatusUnknown col.message=Kubelet stopped posting node status.] | MemoryPressure   Unknown  Fri, 07 Jun 2024 21:10:03 +0000   Fri, 07 Jun 2024 21:12:45 +0000   NodeStatusUnknown         Kubelet stopped posting node status.
+17 1 2024-06-07T21:09:40.000Z info unknown  [path=conditions[Ready] value=False col.type=Ready col.status=False col.lastheartbeattime=Fri, 07 Jun 2024 21:10:03 +0000 col.lasttransitiontime=Fri, 07 Jun 2024 21:09:40 +0000 col.reason=KubeletNotReady col.message=container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized] | Ready            False    Fri, 07 Jun 2024 21:10:03 +0000   Fri, 07 Jun 2024 21:09:40 +0000   KubeletNotReady           container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized
 18 1 - info unknown  [path=addresses] | Addresses:
 19 1 - info unknown  [path=addresses.internalip value=10.128.0.13] | InternalIP:  10.128.0.13
 20 1 - info unknown  [path=addresses.hostname value=gke-ray-pool-2-03899cad-ccwh] | Hostname:    gke-ray-pool-2-03899cad-ccwh
@@ -507,4 +508,76 @@ fn truncated_fixtures_keep_every_line() {
             assert_eq!(n_counted, n_physical, "cut at {cut}");
         }
     }
+}
+
+/// Issue 31: a RayJob's status takes its `End Time` (the generic describer prints RFC 3339
+/// times), a running container's state its `Started`; an init container waiting has no time
+/// of its own and borrows none. Real lines.
+#[test]
+fn rayjob_status_and_container_states_take_their_own_time() {
+    check(
+        r#"Name:         daily-report
+Namespace:    batch
+API Version:  ray.io/v1
+Kind:         RayJob
+Status:
+  End Time:               2025-02-03T06:04:46Z
+  Job Deployment Status:  Complete
+  Job Status:             SUCCEEDED
+  Start Time:             2025-02-03T06:00:00Z
+Events:                   <none>
+Name:             forecast-head-p7w2c
+Namespace:        analytics
+Start Time:       Wed, 15 Jan 2025 14:00:06 +0000
+Status:           Running
+Init Containers:
+  wait-gcs-ready:
+    State:          Waiting
+      Reason:       PodInitializing
+Containers:
+  ray-head:
+    State:          Running
+      Started:      Wed, 15 Jan 2025 14:22:35 +0000
+    Last State:     Terminated
+      Reason:       Error
+      Exit Code:    143
+      Started:      Wed, 15 Jan 2025 14:11:26 +0000
+      Finished:     Wed, 15 Jan 2025 14:22:03 +0000
+    Ready:          False
+QoS Class:        Guaranteed
+"#,
+        r#"
+1 1 - info unknown  [path=metadata.name value=daily-report] | Name:         daily-report
+2 1 - info unknown  [path=metadata.namespace value=batch] | Namespace:    batch
+3 1 - info unknown  [path=apiversion value=ray.io/v1] | API Version:  ray.io/v1
+4 1 - info unknown  [path=kind value=RayJob] | Kind:         RayJob
+5 1 2025-02-03T06:04:46.000Z info unknown  [path=status] | Status:
+6 1 2025-02-03T06:04:46.000Z info unknown  [path=status.endtime value=2025-02-03T06:04:46Z] | End Time:               2025-02-03T06:04:46Z
+7 1 2025-02-03T06:04:46.000Z info unknown  [path=status.jobdeploymentstatus value=Complete] | Job Deployment Status:  Complete
+8 1 2025-02-03T06:04:46.000Z info unknown  [path=status.jobstatus value=SUCCEEDED] | Job Status:             SUCCEEDED
+9 1 2025-02-03T06:04:46.000Z info unknown  [path=status.starttime value=2025-02-03T06:00:00Z] | Start Time:             2025-02-03T06:00:00Z
+10 1 - info unknown  [path=events value=<none>] | Events:                   <none>
+11 1 - info unknown  [path=metadata.name value=forecast-head-p7w2c] | Name:             forecast-head-p7w2c
+12 1 - info unknown  [path=metadata.namespace value=analytics] | Namespace:        analytics
+13 1 - info unknown  [path=starttime value=Wed, 15 Jan 2025 14:00:06 +0000 time_utc=2025-01-15T14:00:06.000Z] | Start Time:       Wed, 15 Jan 2025 14:00:06 +0000
+14 1 - info unknown  [path=status value=Running] | Status:           Running
+15 1 - info unknown  [path=initcontainers] | Init Containers:
+16 1 - info unknown  [path=initcontainers.wait-gcs-ready] | wait-gcs-ready:
+17 1 - info unknown  [path=initcontainers.wait-gcs-ready.state value=Waiting] | State:          Waiting
+18 1 - info unknown  [path=initcontainers.wait-gcs-ready.state.reason value=PodInitializing] | Reason:       PodInitializing
+19 1 - info unknown  [path=containers] | Containers:
+20 1 - info unknown  [path=containers.ray-head] | ray-head:
+21 1 2025-01-15T14:22:35.000Z info unknown  [path=containers.ray-head.state value=Running] | State:          Running
+22 1 2025-01-15T14:22:35.000Z info unknown  [path=containers.ray-head.state.started value=Wed, 15 Jan 2025 14:22:35 +0000 time_utc=2025-01-15T14:22:35.000Z] | Started:      Wed, 15 Jan 2025 14:22:35 +0000
+23 1 2025-01-15T14:22:03.000Z info unknown  [path=containers.ray-head.laststate value=Terminated] | Last State:     Terminated
+24 1 2025-01-15T14:22:03.000Z info unknown  [path=containers.ray-head.laststate.reason value=Error] | Reason:       Error
+25 1 2025-01-15T14:22:03.000Z info unknown  [path=containers.ray-head.laststate.exitcode value=143] | Exit Code:    143
+26 1 2025-01-15T14:22:03.000Z info unknown  [path=containers.ray-head.laststate.started value=Wed, 15 Jan 2025 14:11:26 +0000 time_utc=2025-01-15T14:11:26.000Z] | Started:      Wed, 15 Jan 2025 14:11:26 +0000
+27 1 2025-01-15T14:22:03.000Z info unknown  [path=containers.ray-head.laststate.finished value=Wed, 15 Jan 2025 14:22:03 +0000 time_utc=2025-01-15T14:22:03.000Z] | Finished:     Wed, 15 Jan 2025 14:22:03 +0000
+28 1 - info unknown  [path=containers.ray-head.ready value=False] | Ready:          False
+29 1 - info unknown  [path=qosclass value=Guaranteed] | QoS Class:        Guaranteed
+object Pod/analytics/forecast-head-p7w2c
+object RayJob/batch/daily-report
+"#,
+    );
 }

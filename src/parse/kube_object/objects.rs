@@ -4,12 +4,14 @@
 //! fact whose `path` is relative to its object and whose `object` is `Kind/namespace/name`;
 //! the leaves of an `Event` object (core/v1 or events.k8s.io/v1) become one Kubernetes
 //! Event record instead; the leaves under `metadata.managedFields` are dropped, so their
-//! lines fold into the event before them.
+//! lines fold into the event before them. A fact of a container's state, a condition or a
+//! status takes that block's own time (`block_time`).
 
 use std::collections::HashMap;
 
 use super::Leaf;
 use crate::event::{format_rfc3339, Event, RawTime};
+use crate::parse::block_time::BlockTimes;
 use crate::parse::primitives::instant;
 use crate::parse::tree::{fact, object_id, EventRecord};
 
@@ -75,6 +77,7 @@ pub(super) fn emit_doc(doc: Vec<Leaf>, events: &mut Vec<Event>, unparsed: &mut u
         .iter()
         .filter_map(|(g, i)| object_id(&i.kind, &i.namespace, &i.name).map(|o| (*g, o)))
         .collect();
+    let times = block_times(&doc, &idents, list_mode);
     let mut idx = 0;
     while let Some(leaf) = doc.get(idx) {
         if leaf.raw {
@@ -109,16 +112,38 @@ pub(super) fn emit_doc(doc: Vec<Leaf>, events: &mut Vec<Event>, unparsed: &mut u
             continue;
         }
         let object = objects.get(&group).map(String::as_str);
-        events.push(fact(
+        let mut ev = fact(
             leaf.line,
             1,
             leaf.message.clone(),
             rel,
             leaf.value.clone(),
             object,
-        ));
+        );
+        ev.raw_time = times.get(&group).and_then(|t| t.of(rel)).map(RawTime::Utc);
+        events.push(ev);
         idx += 1;
     }
+}
+
+/// The times of each object of the document, from its leaves (`block_time`).
+fn block_times(
+    doc: &[Leaf],
+    idents: &HashMap<Option<usize>, Ident>,
+    list_mode: bool,
+) -> HashMap<Option<usize>, BlockTimes> {
+    let mut times: HashMap<Option<usize>, BlockTimes> = HashMap::new();
+    for leaf in doc.iter().filter(|l| !l.raw) {
+        let Some(value) = leaf.value.as_deref() else {
+            continue;
+        };
+        let (group, rel) = group_of(&leaf.path, list_mode);
+        times
+            .entry(group)
+            .or_insert_with(|| BlockTimes::new(idents.get(&group).map_or("", |i| &i.kind)))
+            .note(rel, value);
+    }
+    times
 }
 
 /// A core/v1 or events.k8s.io/v1 Event object as a record.

@@ -113,16 +113,16 @@ fn rayservice_yaml() {
 41 1 - info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.servedeploymentstatuses.fruitmarket.status value=HEALTHY object=RayService/default/rayservice-sample] | status: HEALTHY
 42 1 - info unknown  [path=status.activeservicestatus.applicationstatuses.fruit_app.status value=DEPLOY_FAILED object=RayService/default/rayservice-sample] | status: DEPLOY_FAILED
 43 1 - info unknown  [path=status.conditions object=RayService/default/rayservice-sample] | conditions:
-44 1 - info unknown  [path=status.conditions[0].lasttransitiontime value=2024-06-07T18:16:00Z object=RayService/default/rayservice-sample] | - lastTransitionTime: "2024-06-07T18:16:00Z"
-45 1 - info unknown  [path=status.conditions[0].message value=Serve applications⏎  are failing object=RayService/default/rayservice-sample] | message: "Serve applications\n  are failing"
-46 1 - info unknown  [path=status.conditions[0].reason value=InitializingTimeout object=RayService/default/rayservice-sample] | reason: InitializingTimeout
-47 1 - info unknown  [path=status.conditions[0].status value=False object=RayService/default/rayservice-sample] | status: "False"
-48 1 - info unknown  [path=status.conditions[0].type value=Ready object=RayService/default/rayservice-sample] | type: Ready
-49 1 - info unknown  [path=status.conditions[1].lasttransitiontime value=2024-06-07T18:16:00Z object=RayService/default/rayservice-sample] | - lastTransitionTime: "2024-06-07T18:16:00Z"
-50 1 - info unknown  [path=status.conditions[1].message value= object=RayService/default/rayservice-sample] | message: ""
-51 1 - info unknown  [path=status.conditions[1].reason value=NoPendingCluster object=RayService/default/rayservice-sample] | reason: NoPendingCluster
-52 1 - info unknown  [path=status.conditions[1].status value=False object=RayService/default/rayservice-sample] | status: "False"
-53 1 - info unknown  [path=status.conditions[1].type value=UpgradeInProgress object=RayService/default/rayservice-sample] | type: UpgradeInProgress
+44 1 2024-06-07T18:16:00.000Z info unknown  [path=status.conditions[0].lasttransitiontime value=2024-06-07T18:16:00Z object=RayService/default/rayservice-sample] | - lastTransitionTime: "2024-06-07T18:16:00Z"
+45 1 2024-06-07T18:16:00.000Z info unknown  [path=status.conditions[0].message value=Serve applications⏎  are failing object=RayService/default/rayservice-sample] | message: "Serve applications\n  are failing"
+46 1 2024-06-07T18:16:00.000Z info unknown  [path=status.conditions[0].reason value=InitializingTimeout object=RayService/default/rayservice-sample] | reason: InitializingTimeout
+47 1 2024-06-07T18:16:00.000Z info unknown  [path=status.conditions[0].status value=False object=RayService/default/rayservice-sample] | status: "False"
+48 1 2024-06-07T18:16:00.000Z info unknown  [path=status.conditions[0].type value=Ready object=RayService/default/rayservice-sample] | type: Ready
+49 1 2024-06-07T18:16:00.000Z info unknown  [path=status.conditions[1].lasttransitiontime value=2024-06-07T18:16:00Z object=RayService/default/rayservice-sample] | - lastTransitionTime: "2024-06-07T18:16:00Z"
+50 1 2024-06-07T18:16:00.000Z info unknown  [path=status.conditions[1].message value= object=RayService/default/rayservice-sample] | message: ""
+51 1 2024-06-07T18:16:00.000Z info unknown  [path=status.conditions[1].reason value=NoPendingCluster object=RayService/default/rayservice-sample] | reason: NoPendingCluster
+52 1 2024-06-07T18:16:00.000Z info unknown  [path=status.conditions[1].status value=False object=RayService/default/rayservice-sample] | status: "False"
+53 1 2024-06-07T18:16:00.000Z info unknown  [path=status.conditions[1].type value=UpgradeInProgress object=RayService/default/rayservice-sample] | type: UpgradeInProgress
 54 1 - info unknown  [path=status.servicestatus value= object=RayService/default/rayservice-sample] | serviceStatus: ""
 "#,
     );
@@ -168,9 +168,9 @@ fn troubleshoot_pod_list_json() {
 30 3 - info unknown  [path=status.containerstatuses[0].name value=ray-worker object=Pod/default/rs-worker-qw6wv] | "name": "ray-worker"
 33 1 - info unknown  [path=status.containerstatuses[0].state.waiting.reason value=CrashLoopBackOff object=Pod/default/rs-worker-qw6wv] | "reason": "CrashLoopBackOff"
 34 5 - info unknown  [path=status.containerstatuses[0].state.waiting.message value=back-off 5m0s restarting failed container=ray-worker pod=rs-worker-qw6wv_default(f25d) object=Pod/default/rs-worker-qw6wv] | "message": "back-off 5m0s restarting failed container=ray-worker pod=rs-worker-qw6wv_default(f25d)"
-39 1 - info unknown  [path=status.containerstatuses[0].laststate.terminated.exitcode value=137 object=Pod/default/rs-worker-qw6wv] | "exitCode": 137
-40 1 - info unknown  [path=status.containerstatuses[0].laststate.terminated.reason value=OOMKilled object=Pod/default/rs-worker-qw6wv] | "reason": "OOMKilled"
-41 3 - info unknown  [path=status.containerstatuses[0].laststate.terminated.startedat value=2024-06-07T18:16:28Z object=Pod/default/rs-worker-qw6wv] | "startedAt": "2024-06-07T18:16:28Z"
+39 1 2024-06-07T18:16:28.000Z info unknown  [path=status.containerstatuses[0].laststate.terminated.exitcode value=137 object=Pod/default/rs-worker-qw6wv] | "exitCode": 137
+40 1 2024-06-07T18:16:28.000Z info unknown  [path=status.containerstatuses[0].laststate.terminated.reason value=OOMKilled object=Pod/default/rs-worker-qw6wv] | "reason": "OOMKilled"
+41 3 2024-06-07T18:16:28.000Z info unknown  [path=status.containerstatuses[0].laststate.terminated.startedat value=2024-06-07T18:16:28Z object=Pod/default/rs-worker-qw6wv] | "startedAt": "2024-06-07T18:16:28Z"
 44 1 - info unknown  [path=status.containerstatuses[0].ready value=false object=Pod/default/rs-worker-qw6wv] | "ready": false
 45 7 - info unknown  [path=status.containerstatuses[0].restartcount value=5 object=Pod/default/rs-worker-qw6wv] | "restartCount": 5
 "#,
@@ -491,4 +491,165 @@ fn the_head_of_a_line_that_opens_a_block_scalar_is_its_key() {
     assert_eq!(block_scalar_head("message: a | b"), None);
     assert_eq!(block_scalar_head("message:"), None);
     assert_eq!(block_scalar_head("|-"), None);
+}
+
+/// Issue 31: a container's state and a condition take their own time (`finishedAt`, else
+/// `startedAt`; `lastTransitionTime`), exact; a block without a time stays untimed, and
+/// nothing is borrowed from the container or condition beside it. Real troubleshoot lines.
+#[test]
+fn states_and_conditions_take_their_own_time() {
+    check(
+        r#"{
+  "kind": "PodList",
+  "items": [
+    {
+      "metadata": {
+        "name": "analytics-cluster-head-7x2kp",
+        "namespace": "data"
+      },
+      "status": {
+        "phase": "Running",
+        "startTime": "2024-06-12T10:00:02Z",
+        "conditions": [
+          {
+            "type": "Ready",
+            "status": "False",
+            "lastProbeTime": null,
+            "lastTransitionTime": "2024-06-12T10:31:41Z"
+          },
+          {
+            "type": "PodScheduled",
+            "status": "True"
+          }
+        ],
+        "containerStatuses": [
+          {
+            "name": "ray-head",
+            "restartCount": 1,
+            "state": {
+              "running": {
+                "startedAt": "2024-06-12T10:31:43Z"
+              }
+            },
+            "lastState": {
+              "terminated": {
+                "exitCode": 137,
+                "reason": "OOMKilled",
+                "startedAt": "2024-06-12T10:00:04Z",
+                "finishedAt": "2024-06-12T10:31:40Z"
+              }
+            }
+          },
+          {
+            "name": "autoscaler",
+            "state": {
+              "waiting": {
+                "reason": "CrashLoopBackOff"
+              }
+            },
+            "lastState": {
+              "terminated": {
+                "exitCode": 1,
+                "reason": "Error"
+              }
+            }
+          }
+        ]
+      }
+    }
+  ]
+}"#,
+        r#"
+1 1 - info unknown  [] | {
+2 4 - info unknown  [path=kind value=PodList] | "kind": "PodList"
+6 1 - info unknown  [path=metadata.name value=analytics-cluster-head-7x2kp object=Pod/data/analytics-cluster-head-7x2kp] | "name": "analytics-cluster-head-7x2kp"
+7 3 - info unknown  [path=metadata.namespace value=data object=Pod/data/analytics-cluster-head-7x2kp] | "namespace": "data"
+10 1 - info unknown  [path=status.phase value=Running object=Pod/data/analytics-cluster-head-7x2kp] | "phase": "Running"
+11 3 - info unknown  [path=status.starttime value=2024-06-12T10:00:02Z object=Pod/data/analytics-cluster-head-7x2kp] | "startTime": "2024-06-12T10:00:02Z"
+14 1 2024-06-12T10:31:41.000Z info unknown  [path=status.conditions[0].type value=Ready object=Pod/data/analytics-cluster-head-7x2kp] | "type": "Ready"
+15 1 2024-06-12T10:31:41.000Z info unknown  [path=status.conditions[0].status value=False object=Pod/data/analytics-cluster-head-7x2kp] | "status": "False"
+16 1 2024-06-12T10:31:41.000Z info unknown  [path=status.conditions[0].lastprobetime value=null object=Pod/data/analytics-cluster-head-7x2kp] | "lastProbeTime": null
+17 3 2024-06-12T10:31:41.000Z info unknown  [path=status.conditions[0].lasttransitiontime value=2024-06-12T10:31:41Z object=Pod/data/analytics-cluster-head-7x2kp] | "lastTransitionTime": "2024-06-12T10:31:41Z"
+20 1 - info unknown  [path=status.conditions[1].type value=PodScheduled object=Pod/data/analytics-cluster-head-7x2kp] | "type": "PodScheduled"
+21 5 - info unknown  [path=status.conditions[1].status value=True object=Pod/data/analytics-cluster-head-7x2kp] | "status": "True"
+26 1 - info unknown  [path=status.containerstatuses[0].name value=ray-head object=Pod/data/analytics-cluster-head-7x2kp] | "name": "ray-head"
+27 3 - info unknown  [path=status.containerstatuses[0].restartcount value=1 object=Pod/data/analytics-cluster-head-7x2kp] | "restartCount": 1
+30 5 2024-06-12T10:31:43.000Z info unknown  [path=status.containerstatuses[0].state.running.startedat value=2024-06-12T10:31:43Z object=Pod/data/analytics-cluster-head-7x2kp] | "startedAt": "2024-06-12T10:31:43Z"
+35 1 2024-06-12T10:31:40.000Z info unknown  [path=status.containerstatuses[0].laststate.terminated.exitcode value=137 object=Pod/data/analytics-cluster-head-7x2kp] | "exitCode": 137
+36 1 2024-06-12T10:31:40.000Z info unknown  [path=status.containerstatuses[0].laststate.terminated.reason value=OOMKilled object=Pod/data/analytics-cluster-head-7x2kp] | "reason": "OOMKilled"
+37 1 2024-06-12T10:31:40.000Z info unknown  [path=status.containerstatuses[0].laststate.terminated.startedat value=2024-06-12T10:00:04Z object=Pod/data/analytics-cluster-head-7x2kp] | "startedAt": "2024-06-12T10:00:04Z"
+38 5 2024-06-12T10:31:40.000Z info unknown  [path=status.containerstatuses[0].laststate.terminated.finishedat value=2024-06-12T10:31:40Z object=Pod/data/analytics-cluster-head-7x2kp] | "finishedAt": "2024-06-12T10:31:40Z"
+43 3 - info unknown  [path=status.containerstatuses[1].name value=autoscaler object=Pod/data/analytics-cluster-head-7x2kp] | "name": "autoscaler"
+46 5 - info unknown  [path=status.containerstatuses[1].state.waiting.reason value=CrashLoopBackOff object=Pod/data/analytics-cluster-head-7x2kp] | "reason": "CrashLoopBackOff"
+51 1 - info unknown  [path=status.containerstatuses[1].laststate.terminated.exitcode value=1 object=Pod/data/analytics-cluster-head-7x2kp] | "exitCode": 1
+52 9 - info unknown  [path=status.containerstatuses[1].laststate.terminated.reason value=Error object=Pod/data/analytics-cluster-head-7x2kp] | "reason": "Error"
+"#,
+    );
+}
+
+/// Issue 31: `kubectl get -o yaml` of a RayJob: its status takes its `endTime` (else its
+/// `startTime`); a RayCluster's status its `lastUpdateTime`, but not its conditions, which
+/// keep their own or none.
+#[test]
+fn custom_resource_statuses_take_their_own_time() {
+    check(
+        r#"apiVersion: ray.io/v1
+kind: RayJob
+metadata:
+  name: finetune-resnet
+  namespace: ml-train
+status:
+  endTime: "2024-10-21T04:00:01Z"
+  jobDeploymentStatus: Failed
+  jobStatus: RUNNING
+  reason: DeadlineExceeded
+  startTime: "2024-10-21T02:00:01Z"
+---
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: feature-etl
+  namespace: analytics
+status:
+  conditions:
+  - lastTransitionTime: "2025-04-14T02:00:24Z"
+    reason: HeadPodRunningAndReady
+    status: "True"
+    type: HeadPodReady
+  - reason: RayClusterPodsProvisioning
+    status: "False"
+    type: RayClusterProvisioned
+  lastUpdateTime: "2025-04-14T02:08:16Z"
+  state: failed
+"#,
+        r#"
+1 1 - info unknown  [path=apiversion value=ray.io/v1 object=RayJob/ml-train/finetune-resnet] | apiVersion: ray.io/v1
+2 1 - info unknown  [path=kind value=RayJob object=RayJob/ml-train/finetune-resnet] | kind: RayJob
+3 1 - info unknown  [path=metadata object=RayJob/ml-train/finetune-resnet] | metadata:
+4 1 - info unknown  [path=metadata.name value=finetune-resnet object=RayJob/ml-train/finetune-resnet] | name: finetune-resnet
+5 1 - info unknown  [path=metadata.namespace value=ml-train object=RayJob/ml-train/finetune-resnet] | namespace: ml-train
+6 1 2024-10-21T04:00:01.000Z info unknown  [path=status object=RayJob/ml-train/finetune-resnet] | status:
+7 1 2024-10-21T04:00:01.000Z info unknown  [path=status.endtime value=2024-10-21T04:00:01Z object=RayJob/ml-train/finetune-resnet] | endTime: "2024-10-21T04:00:01Z"
+8 1 2024-10-21T04:00:01.000Z info unknown  [path=status.jobdeploymentstatus value=Failed object=RayJob/ml-train/finetune-resnet] | jobDeploymentStatus: Failed
+9 1 2024-10-21T04:00:01.000Z info unknown  [path=status.jobstatus value=RUNNING object=RayJob/ml-train/finetune-resnet] | jobStatus: RUNNING
+10 1 2024-10-21T04:00:01.000Z info unknown  [path=status.reason value=DeadlineExceeded object=RayJob/ml-train/finetune-resnet] | reason: DeadlineExceeded
+11 2 2024-10-21T04:00:01.000Z info unknown  [path=status.starttime value=2024-10-21T02:00:01Z object=RayJob/ml-train/finetune-resnet] | startTime: "2024-10-21T02:00:01Z"
+13 1 - info unknown  [path=apiversion value=ray.io/v1 object=RayCluster/analytics/feature-etl] | apiVersion: ray.io/v1
+14 1 - info unknown  [path=kind value=RayCluster object=RayCluster/analytics/feature-etl] | kind: RayCluster
+15 1 - info unknown  [path=metadata object=RayCluster/analytics/feature-etl] | metadata:
+16 1 - info unknown  [path=metadata.name value=feature-etl object=RayCluster/analytics/feature-etl] | name: feature-etl
+17 1 - info unknown  [path=metadata.namespace value=analytics object=RayCluster/analytics/feature-etl] | namespace: analytics
+18 1 2025-04-14T02:08:16.000Z info unknown  [path=status object=RayCluster/analytics/feature-etl] | status:
+19 1 2025-04-14T02:08:16.000Z info unknown  [path=status.conditions object=RayCluster/analytics/feature-etl] | conditions:
+20 1 2025-04-14T02:00:24.000Z info unknown  [path=status.conditions[0].lasttransitiontime value=2025-04-14T02:00:24Z object=RayCluster/analytics/feature-etl] | - lastTransitionTime: "2025-04-14T02:00:24Z"
+21 1 2025-04-14T02:00:24.000Z info unknown  [path=status.conditions[0].reason value=HeadPodRunningAndReady object=RayCluster/analytics/feature-etl] | reason: HeadPodRunningAndReady
+22 1 2025-04-14T02:00:24.000Z info unknown  [path=status.conditions[0].status value=True object=RayCluster/analytics/feature-etl] | status: "True"
+23 1 2025-04-14T02:00:24.000Z info unknown  [path=status.conditions[0].type value=HeadPodReady object=RayCluster/analytics/feature-etl] | type: HeadPodReady
+24 1 - info unknown  [path=status.conditions[1].reason value=RayClusterPodsProvisioning object=RayCluster/analytics/feature-etl] | - reason: RayClusterPodsProvisioning
+25 1 - info unknown  [path=status.conditions[1].status value=False object=RayCluster/analytics/feature-etl] | status: "False"
+26 1 - info unknown  [path=status.conditions[1].type value=RayClusterProvisioned object=RayCluster/analytics/feature-etl] | type: RayClusterProvisioned
+27 1 2025-04-14T02:08:16.000Z info unknown  [path=status.lastupdatetime value=2025-04-14T02:08:16Z object=RayCluster/analytics/feature-etl] | lastUpdateTime: "2025-04-14T02:08:16Z"
+28 1 2025-04-14T02:08:16.000Z info unknown  [path=status.state value=failed object=RayCluster/analytics/feature-etl] | state: failed
+"#,
+    );
 }
