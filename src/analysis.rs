@@ -26,7 +26,7 @@ use crate::load::LoadConfig;
 use crate::model::Report;
 use crate::objects::{BundleObjects, Filter, Verdict};
 use crate::open_world::Baseline;
-use crate::rank::rank;
+use crate::rank::{rank, Quote};
 use crate::report_data::TimelineDataConfig;
 use crate::rules::engine::Engine;
 use crate::rules::sieve::Sieve;
@@ -56,6 +56,7 @@ pub struct Analysis {
     filter: Option<Filter>,
     picture: Option<TimelineDataConfig>,
     progress: Option<Arc<dyn Progress>>,
+    quote: Quote,
 }
 
 /// One bundle's analysis.
@@ -86,12 +87,19 @@ impl Analysis {
             filter: None,
             picture: None,
             progress: None,
+            quote: Quote::Cut,
         }
     }
 
     /// The lowest severity of a cause that fails the run.
     pub fn fail_on(mut self, severity: Severity) -> Analysis {
         self.fail_on = severity;
+        self
+    }
+
+    /// How evidence quotes its records: cut around what matched, or whole.
+    pub fn quote(mut self, quote: Quote) -> Analysis {
+        self.quote = quote;
         self
     }
 
@@ -142,7 +150,8 @@ impl Analysis {
             Some(f) if !narrow(&mut tl, f) => Some(f.nothing_named()),
             _ => None,
         };
-        let (mut report, failing) = rank_timeline(&tl, self.engine(), self.fail_on, started);
+        let (mut report, failing) =
+            rank_timeline(&tl, self.engine(), self.fail_on, self.quote, started);
         if self.load.sieve.is_some() {
             report.inventory.sieved();
         }
@@ -208,11 +217,16 @@ impl Analysis {
 
 /// The rules' findings and the open world's below them, ranked into a report.
 pub fn rank_all(tl: &Timeline, engine: &Engine, elapsed_ms: u64) -> Report {
+    rank_quoted(tl, engine, elapsed_ms, Quote::Cut)
+}
+
+/// [`rank_all`], its evidence quoted as `quote` says.
+fn rank_quoted(tl: &Timeline, engine: &Engine, elapsed_ms: u64, quote: Quote) -> Report {
     let mut findings = engine.run(&tl.events);
     let open = crate::open_world::analyze(&tl.events, &engine.rules, &findings, baseline());
     findings.extend(open.findings);
     let rules: Vec<Rule> = engine.rules.iter().chain(&open.rules).cloned().collect();
-    let mut report = rank(tl, &rules, &findings, elapsed_ms);
+    let mut report = rank(tl, &rules, &findings, elapsed_ms, quote);
     report.unrecognised = open.unrecognised;
     report
 }
@@ -229,9 +243,10 @@ fn rank_timeline(
     tl: &Timeline,
     engine: &Engine,
     fail_on: Severity,
+    quote: Quote,
     started: Instant,
 ) -> (Report, bool) {
-    let report = rank_all(tl, engine, started.elapsed().as_millis() as u64);
+    let report = rank_quoted(tl, engine, started.elapsed().as_millis() as u64, quote);
     let failing = report
         .causes
         .iter()

@@ -14,6 +14,7 @@ use crate::event::Level;
 use crate::exit::{emit, exit_code, Failure};
 use crate::load::LoadConfig;
 use crate::query::{self, Query};
+use crate::rank::Quote;
 use crate::redact::{RedactConfig, Redactor};
 use crate::report::style::Style;
 use crate::report::TextOptions;
@@ -275,6 +276,11 @@ pub struct AnalyzeArgs {
     /// Print the inventory (files, sources, zones, diagnostics) instead of the causes
     #[arg(long)]
     pub inventory: bool,
+    /// Quote every evidence record whole: no line or frame of a traceback left out (by
+    /// default a long record keeps its head, its innermost frames outside Ray, its last
+    /// lines and the line a rule matched, and says how many lines it leaves out)
+    #[arg(long)]
+    pub full: bool,
     /// Also load rules from this directory (they add to or override the built-in ones)
     #[arg(long, value_name = "DIR")]
     pub patterns: Option<PathBuf>,
@@ -726,6 +732,7 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
         .fail_on(Severity::from(args.fail_on))
         .min_severity(Severity::from(args.min_severity))
         .filter(filter)
+        .quote(if args.full { Quote::Whole } else { Quote::Cut })
         .progress(Arc::new(ReadingBar::default()));
     if args.format == AnalyzeFormat::Html {
         analysis = analysis.picture(TimelineDataConfig::HTML);

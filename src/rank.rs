@@ -30,8 +30,25 @@ struct Merged {
     explains: BTreeSet<String>,
 }
 
+/// How evidence quotes its record.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Quote {
+    /// Cut to [`EVIDENCE_TEXT_MAX`] characters around what the rule matched, a traceback to
+    /// its head, innermost frames and last lines (`cut`).
+    #[default]
+    Cut,
+    /// The whole record (`analyze --full`).
+    Whole,
+}
+
 /// Ranks the findings of `rules` over `tl` into a report.
-pub fn rank(tl: &Timeline, rules: &[Rule], findings: &[Finding], elapsed_ms: u64) -> Report {
+pub fn rank(
+    tl: &Timeline,
+    rules: &[Rule],
+    findings: &[Finding],
+    elapsed_ms: u64,
+    quote: Quote,
+) -> Report {
     // Merge by id.
     let mut by_id: BTreeMap<String, Merged> = BTreeMap::new();
     for f in findings {
@@ -131,7 +148,7 @@ pub fn rank(tl: &Timeline, rules: &[Rule], findings: &[Finding], elapsed_ms: u64
         refs.dedup_by(|a, b| a.0.event == b.0.event);
         let mut out: Vec<Evidence> = refs
             .iter()
-            .filter_map(|(r, rule)| evidence(tl, rules, *rule, r))
+            .filter_map(|(r, rule)| evidence(tl, rules, *rule, r, quote))
             .collect();
         out.sort_by(|a, b| {
             (a.ts.is_none(), &a.ts, &a.file, a.line).cmp(&(b.ts.is_none(), &b.ts, &b.file, b.line))
@@ -347,10 +364,33 @@ pub fn generated_at() -> String {
     format_rfc3339(micros)
 }
 
-fn evidence(tl: &Timeline, rules: &[Rule], rule: usize, r: &EvidenceRef) -> Option<Evidence> {
+fn evidence(
+    tl: &Timeline,
+    rules: &[Rule],
+    rule: usize,
+    r: &EvidenceRef,
+    quote: Quote,
+) -> Option<Evidence> {
     let ev = tl.events.get(r.event)?;
     let sig = rules.get(rule)?.signals.get(r.signal)?;
     let text = crate::explain::evidence_text(ev, r.field.and_then(|i| ev.fields.get(i)));
+    let shown = match quote {
+        Quote::Whole => text,
+        Quote::Cut => quoted(&text, sig),
+    };
+    Some(Evidence {
+        file: tl.file(ev.file).map_or(String::new(), |f| f.path.clone()),
+        line: ev.line,
+        ts: ev.ts.map(|t| format_rfc3339(t.micros)),
+        ts_quality: ev.ts.map_or("none", |t| t.quality.as_str()),
+        source: ev.kind.as_str(),
+        text: shown,
+        meaning: sig.description.clone(),
+    })
+}
+
+/// `text` cut to [`EVIDENCE_TEXT_MAX`] characters, with what `sig` matched in it kept.
+fn quoted(text: &str, sig: &crate::rules::Signal) -> String {
     // What the signal matched must stay visible however long the record is.
     // The focus is the whole line of the match.
     // A match over several lines (a traceback's shape) is left to `cut`, which keeps the
@@ -380,20 +420,11 @@ fn evidence(tl: &Timeline, rules: &[Rule], rule: usize, r: &EvidenceRef) -> Opti
                 (from, m.end())
             }
         });
-    let short = cut(&text, EVIDENCE_TEXT_MAX);
-    let shown = match focus {
-        Some((a, b)) if !short.contains(&text[a..b]) => around(&text, a..b, EVIDENCE_TEXT_MAX),
+    let short = cut(text, EVIDENCE_TEXT_MAX);
+    match focus {
+        Some((a, b)) if !short.contains(&text[a..b]) => around(text, a..b, EVIDENCE_TEXT_MAX),
         _ => short,
-    };
-    Some(Evidence {
-        file: tl.file(ev.file).map_or(String::new(), |f| f.path.clone()),
-        line: ev.line,
-        ts: ev.ts.map(|t| format_rfc3339(t.micros)),
-        ts_quality: ev.ts.map_or("none", |t| t.quality.as_str()),
-        source: ev.kind.as_str(),
-        text: shown,
-        meaning: sig.description.clone(),
-    })
+    }
 }
 
 /// Shortens evidence text. A long multi-line record (a traceback) keeps its first and last

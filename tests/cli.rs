@@ -2573,3 +2573,20 @@ fn a_tz_that_contradicts_the_bundle_is_told() {
     let agreeing = common::raysift(&["timeline", dir, "--tz", "-07:00", "--limit", "1"]);
     assert!(!String::from_utf8_lossy(&agreeing.stderr).contains("contradicts"));
 }
+
+/// `analyze --full` quotes every evidence record whole: the frames a long traceback's quote
+/// leaves out by default (`… 11 lines …`) are printed, and nothing is elided.
+#[test]
+fn full_quotes_every_record_whole() {
+    let dir = common::root().join("corpus/kuberay-log-missing-module");
+    let dir = dir.to_str().unwrap();
+    let frame = "in _call_with_frames_removed";
+    let cut = String::from_utf8(stdout_of(&["analyze", dir])).unwrap();
+    assert!(cut.contains(" lines …") && !cut.contains(frame), "{cut}");
+    let whole = String::from_utf8(stdout_of(&["analyze", dir, "--full"])).unwrap();
+    assert!(!whole.contains(" lines …") && whole.contains(frame), "{whole}");
+    let json: serde_json::Value =
+        serde_json::from_slice(&stdout_of(&["analyze", dir, "--full", "--format", "json"]))
+            .unwrap();
+    assert!(json["causes"][0].to_string().contains(frame));
+}

@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 use raysift::bundle::Limits;
 use raysift::load::{load, LoadConfig};
 use raysift::model::Report;
-use raysift::rank::rank;
+use raysift::rank::{rank, Quote};
 use raysift::rules::engine::Engine;
 use raysift::rules::Rule;
 use raysift::timeline::{build, TimeConfig, Timeline};
@@ -66,7 +66,7 @@ pub fn report(path: &Path, rules: Vec<Rule>) -> Report {
     let tl = timeline(path, 1);
     let engine = Engine::new(rules);
     let findings = engine.run(&tl.events);
-    rank(&tl, &engine.rules, &findings, 0)
+    rank(&tl, &engine.rules, &findings, 0, Quote::Cut)
 }
 
 /// The whole analysis of a fully parsed bundle, open world included: what `analyze` reports.
