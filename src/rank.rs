@@ -398,7 +398,7 @@ fn quoted(text: &str, sig: &crate::rules::Signal) -> String {
     let focus = sig
         .text
         .iter()
-        .find_map(|re| re.regex()?.find(&text))
+        .find_map(|re| re.regex()?.find(text))
         .filter(|m| !m.as_str().contains('\n'))
         .map(|m| {
             let last = m.end().saturating_sub(1).max(m.start());
