@@ -205,6 +205,10 @@ pub struct ReadArgs {
     /// Parser threads (default: the number of CPUs)
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+    /// Read version-control folders (.git, .hg, .svn) too: a bundle kept in a checkout
+    /// carries them, and they are skipped by default
+    #[arg(long)]
+    pub no_ignore: bool,
     #[command(flatten)]
     pub limits: LimitArgs,
 }
@@ -630,6 +634,7 @@ fn load_config(read: &ReadArgs) -> Result<(LoadConfig, TimeConfig), Failure> {
                 max_entries: read.limits.max_files,
                 max_depth: read.limits.max_depth,
                 max_ratio: read.limits.max_ratio.max(1),
+                read_vcs: read.no_ignore,
             },
             threads,
             progress: None,

@@ -45,7 +45,8 @@ const LOST: [&str; 21] = [
 /// of [`LOST`] appears too (`unreadable symlink`; a zip's central directory unreadable,
 /// `reading local headers instead`): links, special files, fallbacks that lose nothing by
 /// themselves (what they then fail to read is diagnosed on its own).
-const LEFT_ALONE: [&str; 6] = [
+const LEFT_ALONE: [&str; 7] = [
+    "version-control folder",
     "symlink",
     "link target",
     "hard link",

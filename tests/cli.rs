@@ -2584,9 +2584,46 @@ fn full_quotes_every_record_whole() {
     let cut = String::from_utf8(stdout_of(&["analyze", dir])).unwrap();
     assert!(cut.contains(" lines …") && !cut.contains(frame), "{cut}");
     let whole = String::from_utf8(stdout_of(&["analyze", dir, "--full"])).unwrap();
-    assert!(!whole.contains(" lines …") && whole.contains(frame), "{whole}");
+    assert!(
+        !whole.contains(" lines …") && whole.contains(frame),
+        "{whole}"
+    );
     let json: serde_json::Value =
         serde_json::from_slice(&stdout_of(&["analyze", dir, "--full", "--format", "json"]))
             .unwrap();
     assert!(json["causes"][0].to_string().contains(frame));
+}
+
+/// A bundle kept in a git checkout: its `.git/` folder is skipped (a hook's `Error: …` line
+/// must not become evidence, a pack file not a diagnostic), the inventory says so without
+/// calling the bundle incomplete, and `--no-ignore` reads it, in a folder and an archive alike.
+#[test]
+fn version_control_folders_are_skipped_and_said() {
+    let out = scratch("vcs");
+    let dir = out.join("checkout");
+    copy_tree(&common::root().join("corpus/handmade-agent-died"), &dir);
+    let hooks = dir.join(".git/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    std::fs::write(
+        hooks.join("pre-commit.sample"),
+        "#!/bin/sh\necho \"Error: Attempt to add a non-ASCII file name.\"\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let (_, tgz, _) = pack(&dir, &out.join("packed"));
+    for bundle in [dir.clone(), tgz] {
+        let b = bundle.to_str().unwrap();
+        let report: serde_json::Value =
+            serde_json::from_slice(&stdout_of(&["analyze", b, "--format", "json"])).unwrap();
+        assert!(!report.to_string().contains("non-ASCII file name"), "{b}");
+        assert!(report["bundle"]["complete"].as_bool().unwrap(), "{b}");
+        let said = report["diagnostics"].to_string();
+        assert!(said.contains(".git") && said.contains("version-control folder"), "{said}");
+        let inv: serde_json::Value = serde_json::from_slice(&stdout_of(&[
+            "analyze", b, "--inventory", "--format", "json", "--no-ignore",
+        ]))
+        .unwrap();
+        let listed = inv["file_list"].to_string();
+        assert!(listed.contains(".git/hooks/pre-commit.sample"), "{b}: {listed}");
+    }
 }

@@ -43,7 +43,12 @@ pub(super) fn walk_dir(w: &mut Walker<'_>, root: &Path) -> io::Result<()> {
                 continue;
             }
         };
-        if kind.is_dir() {
+        if kind.is_dir()
+            && !w.limits.read_vcs
+            && super::is_vcs_folder(&child.file_name().to_string_lossy())
+        {
+            w.vcs_skipped.entry(rel).or_default();
+        } else if kind.is_dir() {
             if let Ok(grandchildren) = children(w, &child.path(), &rel) {
                 stack.push((grandchildren.into_iter(), rel));
             }

@@ -160,6 +160,9 @@ pub struct Limits {
     pub max_entries: u64,
     pub max_depth: u32,
     pub max_ratio: u64,
+    /// Read version-control folders (`.git`, `.hg`, `.svn`), which a bundle kept in a
+    /// checkout carries: skipped by default, as ripgrep and fd skip them (`--no-ignore`).
+    pub read_vcs: bool,
 }
 
 impl Limits {
@@ -169,6 +172,7 @@ impl Limits {
         max_entries: 200_000,
         max_depth: 4,
         max_ratio: 250,
+        read_vcs: false,
     };
 }
 
@@ -268,6 +272,27 @@ pub fn walk_reader(
     Ok(walker.finish())
 }
 
+/// The names of version-control folders.
+const VCS_FOLDERS: [&str; 3] = [".git", ".hg", ".svn"];
+
+/// Whether a folder of this name is a version-control folder.
+fn is_vcs_folder(name: &str) -> bool {
+    VCS_FOLDERS.contains(&name)
+}
+
+/// The version-control folder `path` lies in (`repo/.git` of `repo/.git/hooks/x`), if any.
+fn vcs_folder(path: &str) -> Option<&str> {
+    let mut end = 0;
+    for part in path.split('/') {
+        end += part.len();
+        if is_vcs_folder(part) && end < path.len() {
+            return path.get(..end);
+        }
+        end += 1;
+    }
+    None
+}
+
 /// The state of one walk: limits, counters, diagnostics and the sink. Container readers in
 /// the submodules are methods on it, so every entry from any depth passes through [`emit`].
 ///
@@ -287,6 +312,9 @@ struct Walker<'a> {
     buffers: Option<&'a Buffers>,
     /// Lines longer than this are cut ([`MAX_LINE_BYTES`]; tests set less).
     line_bytes: usize,
+    /// Version-control folders skipped, with the files skipped in each (none counted for a
+    /// folder on disk, which is not walked at all).
+    vcs_skipped: std::collections::BTreeMap<String, u64>,
 }
 
 /// What the yielded paths so far say about a common top-level folder.
@@ -319,10 +347,21 @@ impl<'a> Walker<'a> {
             piece_bytes: usize::MAX,
             buffers: None,
             line_bytes: MAX_LINE_BYTES,
+            vcs_skipped: Default::default(),
         }
     }
 
     fn finish(mut self) -> WalkSummary {
+        for (folder, files) in std::mem::take(&mut self.vcs_skipped) {
+            let what = match files {
+                0 => "version-control folder, skipped (--no-ignore reads it)".to_owned(),
+                n => format!(
+                    "version-control folder, skipped: {} (--no-ignore reads them)",
+                    crate::words::count(n, "file", "files")
+                ),
+            };
+            self.diag(folder, what);
+        }
         if let Root::Common(name) = self.root {
             self.summary.root_name = Some(name);
         }
@@ -768,6 +807,10 @@ impl<'a> Walker<'a> {
             return false;
         }
         let limits = self.limits;
+        if let Some(folder) = vcs_folder(path).filter(|_| !limits.read_vcs) {
+            *self.vcs_skipped.entry(folder.to_owned()).or_default() += 1;
+            return false;
+        }
         if self.summary.entries >= limits.max_entries {
             self.stop(
                 path,
