@@ -2618,12 +2618,23 @@ fn version_control_folders_are_skipped_and_said() {
         assert!(!report.to_string().contains("non-ASCII file name"), "{b}");
         assert!(report["bundle"]["complete"].as_bool().unwrap(), "{b}");
         let said = report["diagnostics"].to_string();
-        assert!(said.contains(".git") && said.contains("version-control folder"), "{said}");
+        assert!(
+            said.contains(".git") && said.contains("version-control folder"),
+            "{said}"
+        );
         let inv: serde_json::Value = serde_json::from_slice(&stdout_of(&[
-            "analyze", b, "--inventory", "--format", "json", "--no-ignore",
+            "analyze",
+            b,
+            "--inventory",
+            "--format",
+            "json",
+            "--no-ignore",
         ]))
         .unwrap();
         let listed = inv["file_list"].to_string();
-        assert!(listed.contains(".git/hooks/pre-commit.sample"), "{b}: {listed}");
+        assert!(
+            listed.contains(".git/hooks/pre-commit.sample"),
+            "{b}: {listed}"
+        );
     }
 }

@@ -2111,7 +2111,10 @@ fn a_zip_entry_that_claims_gigabytes_is_read_and_the_next_entries_too() {
 #[test]
 fn version_control_folders_are_found_at_any_depth() {
     use super::vcs_folder;
-    assert_eq!(vcs_folder("repo/.git/hooks/pre-commit.sample"), Some("repo/.git"));
+    assert_eq!(
+        vcs_folder("repo/.git/hooks/pre-commit.sample"),
+        Some("repo/.git")
+    );
     assert_eq!(vcs_folder(".hg/store/data"), Some(".hg"));
     assert_eq!(vcs_folder("a/b/.svn/entries"), Some("a/b/.svn"));
     // A worktree's `.git` file, and names that only look alike, are read.
