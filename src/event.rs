@@ -10,6 +10,8 @@ use std::fmt;
 pub type Micros = i64;
 
 pub const MICROS_PER_SEC: i64 = 1_000_000;
+/// Microseconds in a day.
+pub const MICROS_PER_DAY: Micros = 86_400 * MICROS_PER_SEC;
 
 /// A time as a parser read it, before the timeline knows the bundle's zones and capture time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

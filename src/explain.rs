@@ -273,11 +273,7 @@ fn block_scalar(ev: &Event) -> Option<(&str, &str)> {
 
 /// The value of `ev`'s field `key`, trimmed; `None` when it is missing or blank.
 fn field<'e>(ev: &'e Event, key: &str) -> Option<&'e str> {
-    ev.fields
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.trim())
-        .filter(|v| !v.is_empty())
+    ev.field(key).map(str::trim).filter(|v| !v.is_empty())
 }
 
 /// The level `timeline` shows an event at and `--level` selects it by: the level its writer

@@ -5,7 +5,7 @@
 
 use regex::Regex;
 
-use crate::event::{Event, Level, Micros, Timestamp, MICROS_PER_SEC};
+use crate::event::{Event, Level, Micros, Timestamp, MICROS_PER_DAY, MICROS_PER_SEC};
 use crate::glob::source_matches;
 use crate::parse::primitives::{date_time, instant, zone};
 use crate::timeline::Timeline;
@@ -306,8 +306,6 @@ pub enum Edge {
     Start,
     End,
 }
-
-const MICROS_PER_DAY: Micros = 86_400 * MICROS_PER_SEC;
 
 impl TimeSpec {
     /// Reads `--since`, `--until` or `--around` as a time; the error names the flag and value.

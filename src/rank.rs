@@ -129,19 +129,6 @@ pub fn rank(
     for (echo, cause) in echoes(tl, &by_id, &parent, &objects_of) {
         parent.insert(echo, cause);
     }
-    // Climb to the root so that chains hang under their first cause.
-    let root_of = |id: &str| -> String {
-        let mut cur = id.to_string();
-        let mut seen = BTreeSet::new();
-        while let Some(p) = parent.get(&cur) {
-            if !seen.insert(cur.clone()) {
-                break;
-            }
-            cur = p.clone();
-        }
-        cur
-    };
-
     let evidence_of = |m: &Merged| -> Vec<Evidence> {
         let mut refs = m.evidence.clone();
         refs.sort_by(|a, b| a.0.cmp(&b.0));
@@ -167,7 +154,7 @@ pub fn rank(
         concerned.extend(
             by_id
                 .values()
-                .filter(|s| s.id != m.id && parent.contains_key(&s.id) && root_of(&s.id) == m.id),
+                .filter(|s| hangs_under(&parent, &s.id, &m.id)),
         );
         let mut symptoms: Vec<Symptom> = concerned[1..]
             .iter()
@@ -267,11 +254,7 @@ fn echoes(
         .map(|m| {
             // The cause with the causes it explains, as its report names their objects.
             let mut family = vec![m];
-            family.extend(
-                by_id
-                    .values()
-                    .filter(|s| explained_by(parent, &s.id, &m.id)),
-            );
+            family.extend(by_id.values().filter(|s| hangs_under(parent, &s.id, &m.id)));
             Reach::of(tl, m, objects_of(&family))
         })
         .collect();
@@ -335,17 +318,23 @@ impl<'m> Reach<'m> {
     }
 }
 
-/// Whether `id` hangs, through `parent`, under `root`.
-fn explained_by(parent: &BTreeMap<String, String>, id: &str, root: &str) -> bool {
+/// Whether `id` hangs, through `parent`, under `root`: chains hang under their first cause.
+fn hangs_under(parent: &BTreeMap<String, String>, id: &str, root: &str) -> bool {
+    id != root && root_of(parent, id) == root
+}
+
+/// The cause `id` hangs under, climbing `parent` (itself when it hangs under none; a circle
+/// ends where it closes).
+fn root_of<'a>(parent: &'a BTreeMap<String, String>, id: &'a str) -> &'a str {
     let mut cur = id;
-    for _ in 0..parent.len() {
-        match parent.get(cur) {
-            Some(p) if p == root => return true,
-            Some(p) => cur = p,
-            None => return false,
+    let mut seen = BTreeSet::new();
+    while let Some(p) = parent.get(cur) {
+        if !seen.insert(cur) {
+            break;
         }
+        cur = p;
     }
-    false
+    cur
 }
 
 /// The time a report is written, as RFC 3339 UTC to the millisecond: `SOURCE_DATE_EPOCH`

@@ -72,12 +72,10 @@ struct NoYear {
 #[derive(Clone, Debug, Default)]
 pub struct FileTimes {
     naive: bool,
-    utc: Option<(Micros, Micros)>,
     /// The range of the times of object facts, which anchor nothing (`states_an_object`).
     stated: Option<(Micros, Micros)>,
-    local: Option<(Micros, Micros)>,
-    /// The UTC and zone-less times, as `timeline::note_by_hour` keeps them: what the
-    /// incident window needs of them.
+    /// The UTC and zone-less times (object facts' apart), as `timeline::note_by_hour` keeps
+    /// them: their ranges and the incident window are read from them.
     utc_hours: BTreeMap<i64, (Micros, Micros)>,
     local_hours: BTreeMap<i64, (Micros, Micros)>,
     anchors: u64,
@@ -90,6 +88,12 @@ pub struct FileTimes {
     /// The facts that say how a `raysift collect` bundle was collected (`collected_fact`).
     collected: Vec<(String, String)>,
     carry: Carry,
+}
+
+/// The first and last time of spans kept by `note_by_hour`: the first span starts first.
+fn range(hours: &BTreeMap<i64, (Micros, Micros)>) -> Option<(Micros, Micros)> {
+    let (&(lo, _), last) = (hours.values().next()?, hours.values().map(|s| s.1).max()?);
+    Some((lo, last))
 }
 
 fn widen(range: &mut Option<(Micros, Micros)>, t: Micros) {
@@ -120,14 +124,12 @@ impl FileTimes {
                 if states_an_object(ev) {
                     widen(&mut self.stated, t);
                 } else {
-                    widen(&mut self.utc, t);
                     note_by_hour(&mut self.utc_hours, (t, t));
                 }
                 Own::Anchor(Anchor::Utc(t))
             }
             Some(RawTime::Naive(t)) => {
                 self.naive = true;
-                widen(&mut self.local, t);
                 note_by_hour(&mut self.local_hours, (t, t));
                 Own::Anchor(Anchor::Naive(t))
             }
@@ -227,11 +229,11 @@ impl Tracker {
         let mut window: Option<(Micros, Micros)> = None;
         for (id, t) in by_id.iter().enumerate() {
             let off = offsets[id].0;
-            if let Some((lo, hi)) = t.utc {
+            if let Some((lo, hi)) = range(&t.utc_hours) {
                 widen(&mut window, lo);
                 widen(&mut window, hi);
             }
-            if let Some((lo, hi)) = t.local {
+            if let Some((lo, hi)) = range(&t.local_hours) {
                 widen(&mut window, lo - off);
                 widen(&mut window, hi - off);
             }
@@ -473,8 +475,8 @@ mod tests {
     }
 
     /// An object fact's own time (a node condition from its boot, a status written after the
-    /// last log line) is placed on the timeline and widens the window, but neither the year
-    /// of a stamp nor the capture time `kubectl` ages hang on is read from it; a log
+    /// last log line) is placed on the timeline, but neither the incident window, nor the
+    /// year of a stamp, nor the capture time `kubectl` ages hang on is read from it; a log
     /// record's times still are, whatever its fields are called.
     #[test]
     fn object_facts_anchor_no_other_time() {

@@ -252,16 +252,8 @@ pub(crate) fn note_by_hour(
 /// rather than objects whose times are about the object.
 pub(crate) fn writes_records(kind: SourceKind) -> bool {
     !matches!(
-        kind,
-        SourceKind::KubeObject
-            | SourceKind::KubeTable
-            | SourceKind::BundleMeta
-            | SourceKind::DescribeRayService
-            | SourceKind::DescribeRayCluster
-            | SourceKind::DescribeRayJob
-            | SourceKind::DescribePod
-            | SourceKind::DescribeNode
-            | SourceKind::DescribeOther
+        Format::of(kind),
+        Format::Describe | Format::KubeTable | Format::KubeObject
     )
 }
 

@@ -26,7 +26,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use crate::event::{Event, Micros, RawTime, Repeat};
+use crate::event::{Event, Micros, RawTime, Repeat, MICROS_PER_DAY};
 use crate::parse;
 use crate::parse::fold_key::Ids;
 use crate::parse::stamp::{Fx, MAX_IDS};
@@ -37,7 +37,6 @@ pub(super) const HEAD: usize = 3;
 pub(super) const TAIL: usize = 2;
 /// A key seen at most this many times in the file ends the runs of every other key.
 const RARE: u64 = 3;
-const DAY: Micros = 86_400 * 1_000_000;
 
 /// A record known to repeat an exemplar of its file but for its time (see
 /// `parse::stamp`): it is not parsed, and becomes an event only if it is kept.
@@ -139,7 +138,7 @@ impl Folder {
             let t = micros_of(*raw);
             // A year's turn: spans across it would be negative.
             if let (Some(t), Some(last)) = (t, self.last_no_year) {
-                if t < last - DAY {
+                if t < last - MICROS_PER_DAY {
                     self.end_runs(None);
                 }
             }
@@ -326,6 +325,23 @@ pub(super) fn micros_of(raw: RawTime) -> Option<Micros> {
         } => crate::event::micros_from_civil(2000, u32::from(month), u32::from(day), 0, 0, 0, 0)
             .map(|midnight| midnight + micros_of_day),
         RawTime::Age { .. } => None,
+    }
+}
+
+/// `t`, micros as [`micros_of`] gives them, in the variant of `like`: a year-less one as its
+/// day and time of day.
+pub(super) fn raw_like(like: RawTime, t: Micros) -> RawTime {
+    match like {
+        RawTime::Utc(_) => RawTime::Utc(t),
+        RawTime::Naive(_) => RawTime::Naive(t),
+        RawTime::NoYear { .. } | RawTime::Age { .. } => {
+            let (_, month, day) = crate::event::civil_from_days(t.div_euclid(MICROS_PER_DAY));
+            RawTime::NoYear {
+                month: month as u8,
+                day: day as u8,
+                micros_of_day: t.rem_euclid(MICROS_PER_DAY),
+            }
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 use super::count_lines;
 use std::collections::HashMap;
 
-use super::fold::{fold_key, micros_of, Folder, Same};
+use super::fold::{fold_key, micros_of, raw_like, Folder, Same};
 use crate::diag::Diagnostic;
 use crate::event::{Event, Micros, SourceKind};
 use crate::event::{RawTime, QUIET};
@@ -333,7 +333,7 @@ fn fold_with_repeats(
                     key: fold_key,
                     exemplar: k.key,
                     ids: k.ids,
-                    raw: same_kind(like, t),
+                    raw: raw_like(like, t),
                     t,
                 });
             }
@@ -401,7 +401,7 @@ pub(super) fn starts_record(text: &[u8]) -> bool {
     if inner.starts_with(b"{\"") {
         return !inner.starts_with(b"{\"log\"");
     }
-    if klog_led(inner) {
+    if crate::parse::stamp::klog_led(inner) {
         return true;
     }
     let inner = inner.strip_prefix(b"[").unwrap_or(inner);
@@ -415,35 +415,6 @@ pub(super) fn starts_record(text: &[u8]) -> bool {
         _ => inner,
     };
     date_time_led(inner)
-}
-
-/// A klog / glog header: `Lmmdd hh:mm:ss` with `L` one of `IWEF`.
-fn klog_led(b: &[u8]) -> bool {
-    let digits =
-        |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
-    matches!(b.first(), Some(b'I' | b'W' | b'E' | b'F'))
-        && digits(1..5)
-        && b.get(5) == Some(&b' ')
-        && digits(6..8)
-        && b.get(8) == Some(&b':')
-}
-
-/// `t`, as parsed micros, in the variant of `like`: a year-less one as its day of the year
-/// (see `fold::micros_of`).
-fn same_kind(like: RawTime, t: Micros) -> RawTime {
-    match like {
-        RawTime::Utc(_) => RawTime::Utc(t),
-        RawTime::Naive(_) => RawTime::Naive(t),
-        RawTime::NoYear { .. } | RawTime::Age { .. } => {
-            const DAY: Micros = 86_400 * 1_000_000;
-            let (_, month, day) = crate::event::civil_from_days(t.div_euclid(DAY));
-            RawTime::NoYear {
-                month: month as u8,
-                day: day as u8,
-                micros_of_day: t.rem_euclid(DAY),
-            }
-        }
-    }
 }
 
 /// `YYYY-MM-DD` then `T` or a space, then `HH:`.

@@ -76,7 +76,7 @@ fn num(b: &[u8], r: std::ops::Range<usize>) -> Option<u32> {
     })
 }
 
-/// `HH:MM:SS` at `at`, as seconds of the day.
+/// `HH:MM:SS` at `at`: hours, minutes and seconds.
 fn time_of_day(b: &[u8], at: usize) -> Option<(u32, u32, u32)> {
     let colon = |i: usize| b.get(at + i) == Some(&b':');
     if !(colon(2) && colon(5)) {
@@ -102,6 +102,11 @@ fn dated_stamp(b: &[u8]) -> Option<(usize, Micros)> {
         end,
         micros_from_civil(i64::from(y), mo, d, h, mi, s, micros)?,
     ))
+}
+
+/// Whether `b` leads with a klog / glog header stamp (`E1127 12:35:38.133197`).
+pub fn klog_led(b: &[u8]) -> bool {
+    klog_stamp(b).is_some()
 }
 
 /// A leading klog header stamp, `Lmmdd hh:mm:ss[.frac]` with `L` one of `IWEF`: where it
