@@ -225,6 +225,7 @@ fn rank_quoted(tl: &Timeline, engine: &Engine, elapsed_ms: u64, quote: Quote) ->
     let mut findings = engine.run(&tl.events);
     let open = crate::open_world::analyze(&tl.events, &engine.rules, &findings, baseline());
     findings.extend(open.findings);
+    crate::judge::judge(tl, &mut findings);
     let rules: Vec<Rule> = engine.rules.iter().chain(&open.rules).cloned().collect();
     let mut report = rank(tl, &rules, &findings, elapsed_ms, quote);
     report.unrecognised = open.unrecognised;

@@ -323,6 +323,9 @@ fn refine(family: Family, name: &str, path: &str) -> SourceKind {
             Some(kind @ (SourceKind::GcsServer | SourceKind::CoreWorker | SourceKind::Raylet)) => {
                 kind
             }
+            // A driver's log relays the C++ lines of its core worker and the raylet: which of
+            // them wrote the most does not make it theirs.
+            Some(SourceKind::JobDriver) => SourceKind::JobDriver,
             _ => SourceKind::Raylet,
         },
         Family::Serve(from_line) => {

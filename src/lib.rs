@@ -19,6 +19,7 @@ pub mod exit;
 pub mod explain;
 pub mod glob;
 pub mod inventory;
+pub mod judge;
 pub mod load;
 pub mod model;
 pub mod objects;

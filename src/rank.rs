@@ -55,22 +55,24 @@ pub fn rank(
         let Some(rule) = rules.get(f.rule) else {
             continue;
         };
+        // Judgement (`judge`) may have kept a finding below its rule's severity.
+        let severity = f.severity.unwrap_or(rule.severity);
         let m = by_id.entry(rule.id.clone()).or_insert_with(|| Merged {
             id: rule.id.clone(),
             best: f.rule,
             codes: Vec::new(),
-            severity: rule.severity,
+            severity,
             confidence: f.confidence,
             evidence: Vec::new(),
             explains: BTreeSet::new(),
         });
         m.codes.push(rule.code.to_string());
-        let better = (rule.severity, f.confidence) > (m.severity, m.confidence)
-            || (rule.severity, f.confidence) == (m.severity, m.confidence)
+        let better = (severity, f.confidence) > (m.severity, m.confidence)
+            || (severity, f.confidence) == (m.severity, m.confidence)
                 && rule.code < rules[m.best].code;
         if better {
             m.best = f.rule;
-            m.severity = rule.severity;
+            m.severity = severity;
             m.confidence = f.confidence;
         }
         m.evidence

@@ -1705,15 +1705,24 @@ fn batch_takes_each_unpacked_bundle_folder_of_a_corpus_as_one_bundle() {
         assert_eq!(v["status"], "ok", "{v}");
         assert_eq!(v["causes"][0]["id"], corpus_top_cause(name), "{name}: {v}");
     }
-    // The project's own corpus: every bundle folder, nothing else (not its README, not the
-    // expectation files).
+    // The project's own corpus: every bundle folder and archive, nothing else (not its
+    // README, not the expectation files, not the scripts).
     let corpus = common::root().join("corpus");
     let plan = batch_stdout(&[corpus.to_str().unwrap(), "--dry-run"]);
     let mut folders: Vec<String> = std::fs::read_dir(&corpus)
         .unwrap()
         .flatten()
-        .filter(|e| e.path().is_dir())
-        .map(|e| format!("{}\tfolder", e.path().display()))
+        .filter_map(|e| {
+            let p = e.path();
+            let kind = if p.is_dir() {
+                "folder"
+            } else if p.to_string_lossy().ends_with(".tar.gz") {
+                "archive"
+            } else {
+                return None;
+            };
+            Some(format!("{}\t{kind}", p.display()))
+        })
         .collect();
     folders.sort();
     assert_eq!(plan.lines().collect::<Vec<_>>(), folders);

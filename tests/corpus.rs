@@ -52,7 +52,7 @@ fn corpus_bundles_rank_their_cause_first() {
     for toml_path in &tomls {
         let expect: Expect = toml::from_str(&std::fs::read_to_string(toml_path).unwrap())
             .unwrap_or_else(|e| panic!("{}: {e}", toml_path.display()));
-        let bundle = toml_path.with_extension("");
+        let bundle = common::corpus_bundle_of(toml_path);
         let out = common::raysift(&["analyze", bundle.to_str().unwrap(), "--format", "json"]);
         let code = out.status.code().unwrap_or(-1);
         let report: serde_json::Value = match serde_json::from_slice(&out.stdout) {

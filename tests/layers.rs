@@ -24,7 +24,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("the streamed reads", &["streamed"]),
     (
         "ranking and output",
-        &["exit", "rank", "report", "report_data"],
+        &["exit", "judge", "rank", "report", "report_data"],
     ),
     ("the report as data; the spill", &["model", "spill"]),
     ("what a timeline holds", &["inventory", "query", "resolve"]),

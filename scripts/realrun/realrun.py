@@ -94,16 +94,23 @@ class Run:
         """Runs a command as a user would, keeping what it printed as `cli/NN-<cmd>.txt`."""
         self.step += 1
         shown = " ".join(str(a) for a in args)
-        proc = subprocess.run(
-            [str(a) for a in args],
-            cwd=APPS,
-            env={**self.env, **(env or {})},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            timeout=timeout,
-        )
-        out = ANSI.sub("", proc.stdout)
+        try:
+            proc = subprocess.run(
+                [str(a) for a in args],
+                cwd=APPS,
+                env={**self.env, **(env or {})},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                timeout=timeout,
+            )
+            out, code = proc.stdout, proc.returncode
+        except subprocess.TimeoutExpired as e:
+            partial = e.stdout or ""
+            if isinstance(partial, bytes):
+                partial = partial.decode("utf-8", "replace")
+            out, code = partial + f"^C (no answer after {timeout} s)\n", -1
+        out = ANSI.sub("", out)
         if paste:
             words = []
             for a in map(str, args[:3]):
@@ -113,8 +120,8 @@ class Run:
             slug = "-".join(words)
             slug = re.sub(r"[^A-Za-z0-9]+", "-", slug).strip("-")[:40]
             (self.cli / f"{self.step:02d}-{slug}.txt").write_text(f"$ {shown}\n{out}")
-        if check and proc.returncode != 0:
-            raise RuntimeError(f"{shown} exited {proc.returncode}:\n{out[-3000:]}")
+        if check and code != 0:
+            raise RuntimeError(f"{shown} exited {code}:\n{out[-3000:]}")
         return out
 
     def start(self, env=None):
@@ -147,10 +154,22 @@ class Run:
             time.sleep(3)
         return self.sh("serve", "status", timeout=60)
 
-    def pid_of(self, pattern: str) -> int | None:
-        out = subprocess.run(["pgrep", "-f", pattern], stdout=subprocess.PIPE, text=True).stdout
-        pids = [int(p) for p in out.split()]
-        return pids[0] if pids else None
+    def pid_of(self, program: str) -> int | None:
+        """The process running `program` (a path's tail: `dashboard/agent.py`, `raylet/raylet`)
+        itself, not one that names it among its arguments (the raylet names the agent's)."""
+        for proc in sorted(Path("/proc").iterdir(), key=lambda p: p.name):
+            if not proc.name.isdigit():
+                continue
+            try:
+                argv = (proc / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            head = [a.decode(errors="replace") for a in argv[:3]]
+            if head and (head[0].endswith(program) or (
+                "python" in head[0] and any(a.endswith(program) for a in head[1:3])
+            )):
+                return int(proc.name)
+        return None
 
 
 def serve_config(app: str, name="default", route="/", extra="", import_path=None) -> str:
@@ -314,10 +333,11 @@ def _(run: Run):
 
 @scenario(
     "job-worker-segfault",
-    "`ray job submit` of a job whose task dereferences a null pointer through ctypes; the "
-    "worker dies of SIGSEGV and the job fails.",
-    ["component_exception"],
-    ["decode_frame"],
+    "`ray job submit` of a job whose task `decode_frame` dereferences a null pointer through "
+    "ctypes; the worker dies of SIGSEGV (faulthandler's dump names the frame) and the job "
+    "fails with WorkerCrashedError.",
+    ["rayjob_entrypoint_failed"],
+    ["in decode_frame", "Fatal Python error: Segmentation fault", "WorkerCrashedError"],
 )
 def _(run: Run):
     run.start()
@@ -338,10 +358,32 @@ def _(run: Run):
     run.deploy(serve_config("echo", name="echo", route="/echo"))
     curl(run, "/echo?q=hi")
     pid = run.pid_of("dashboard/agent.py")
-    if pid:
-        os.kill(pid, signal.SIGKILL)
+    if pid is None:
+        raise RuntimeError("no dashboard agent process")
+    os.kill(pid, signal.SIGKILL)
     time.sleep(15)
-    run.sh("serve", "status", timeout=60)
+    run.sh("serve", "status", timeout=20)
+    curl(run, "/echo?q=again", times=1)
+    run.stop()
+
+
+@scenario(
+    "raylet-killed",
+    "`serve deploy` of a healthy app `echo` (RUNNING, answering), then the raylet process is "
+    "killed with SIGKILL (as the kernel's OOM killer would); the GCS marks the node dead.",
+    ["node_died"],
+    ["marked dead because the detector has missed too many heartbeats", "is dead because the health check failed"],
+)
+def _(run: Run):
+    run.start()
+    run.deploy(serve_config("echo", name="echo", route="/echo"))
+    curl(run, "/echo?q=hi")
+    pid = run.pid_of("raylet/raylet")
+    if pid is None:
+        raise RuntimeError("no raylet process")
+    os.kill(pid, signal.SIGKILL)
+    time.sleep(40)
+    run.sh("serve", "status", timeout=20)
     curl(run, "/echo?q=again", times=1)
     run.stop()
 
@@ -441,6 +483,7 @@ def rewrite(text: str, work: Path, version: str) -> str:
     """Names no machine: this venv, the apps folder, the host name and its addresses."""
     venv = str(work / f"venv-{version}")
     text = text.replace(venv, "/home/ray/anaconda3")
+    text = text.replace(sys.base_prefix, "/home/ray/anaconda3")
     text = text.replace(str(APPS), "/home/ray/app")
     text = text.replace(str(work / "bundles"), "/home/ray")
     text = text.replace(str(ROOT), "/home/ray/raysift")
@@ -455,7 +498,7 @@ def rewrite(text: str, work: Path, version: str) -> str:
 def pack(bundle: Path, work: Path, version: str, out: Path) -> None:
     """Copies the session's logs whole, rewrites machine names, writes `<name>.tar.gz`."""
     logs = TEMP / "session_latest" / "logs"
-    if logs.is_dir():
+    if logs.is_dir() and not (bundle / "logs").exists():
         shutil.copytree(logs, bundle / "logs", symlinks=False)
     name = bundle.name
     with tarfile.open(out / f"{name}.tar.gz", "w:gz", compresslevel=9) as tar:
@@ -514,6 +557,16 @@ def expected_file(sc: Scenario, version: str, bundle: Path, work: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def repack(version: str, name: str, work: Path, out: Path) -> None:
+    """Packs an earlier run again (after a change of the rewriting or of `expected`)."""
+    bundle = work / "bundles" / f"run-{version}-{name}"
+    if not (bundle / "logs").is_dir():
+        print(f"{bundle.name}: not run yet", flush=True)
+        return
+    pack(bundle, work, version, out)
+    (out / f"{bundle.name}.toml").write_text(expected_file(SCENARIOS[name], version, bundle, work))
+
+
 def run_one(version: str, name: str, work: Path, out: Path) -> None:
     sc = SCENARIOS[name]
     ensure_venv(version, work)
@@ -524,6 +577,9 @@ def run_one(version: str, name: str, work: Path, out: Path) -> None:
     started = time.time()
     try:
         sc.run(run)
+    except Exception as e:  # noqa: BLE001  (one failed run must not stop the matrix)
+        print(f"{bundle.name}: the scenario failed: {e}", flush=True)
+        return
     finally:
         run.sh("ray", "stop", "--force", paste=False)
     pack(bundle, work, version, out)
@@ -538,6 +594,10 @@ def main() -> None:
     ap.add_argument("--all", action="store_true", help=f"every version: {', '.join(VERSIONS)}")
     ap.add_argument("--scenario", action="append", help="scenario name (repeatable); default all")
     ap.add_argument("--list", action="store_true", help="list the scenarios and stop")
+    ap.add_argument(
+        "--repack", action="store_true",
+        help="pack the runs already made again (new rewriting or expected file), run nothing",
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "corpus", help="where bundles go")
     ap.add_argument("--work", type=Path, default=ROOT / "target" / "realrun", help="venvs, runs")
     args = ap.parse_args()
@@ -555,7 +615,10 @@ def main() -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     for version in versions:
         for name in names:
-            run_one(version, name, args.work.resolve(), args.out.resolve())
+            if args.repack:
+                repack(version, name, args.work.resolve(), args.out.resolve())
+            else:
+                run_one(version, name, args.work.resolve(), args.out.resolve())
 
 
 if __name__ == "__main__":

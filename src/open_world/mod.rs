@@ -812,6 +812,7 @@ mod tests {
             }],
             confidence: 0.9,
             summary: String::new(),
+            severity: None,
         };
         let explained = analyze(&evs, &[], &[cited], &Baseline::parse(""));
         assert!(explained.findings.is_empty(), "{:?}", explained.findings);

@@ -148,6 +148,7 @@ impl<'a> Builder<'a> {
                     })
                     .collect(),
                 confidence,
+                severity: None,
                 summary,
             });
         }

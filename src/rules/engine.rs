@@ -10,7 +10,7 @@
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 
 use crate::event::{Event, Micros};
-use crate::rules::{Clause, Pattern, Rule, Signal};
+use crate::rules::{Clause, Pattern, Rule, Severity, Signal};
 
 /// Where a signal matched in an event.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,6 +55,9 @@ pub struct Finding {
     pub evidence: Vec<EvidenceRef>,
     pub confidence: f64,
     pub summary: String,
+    /// The severity judgement gave it instead of its rule's (`judge`): a death someone
+    /// asked for stays at `info`.
+    pub severity: Option<Severity>,
 }
 
 /// Does `sig` match `ev`? Checks sources, level, text regexes, exclusions and field
@@ -303,6 +306,7 @@ fn evaluate(
                 evidence,
                 confidence,
                 summary,
+                severity: None,
             },
         ));
     }

@@ -14,6 +14,7 @@
 pub mod catalogue;
 pub mod engine;
 pub mod library;
+pub mod lifecycle;
 pub mod literal;
 pub mod loader;
 pub mod sieve;

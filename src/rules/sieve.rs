@@ -261,6 +261,29 @@ impl Sieve {
         for (_, list) in &mut per_kind {
             list.extend(open.iter().cloned());
         }
+        // Judgement reads the lines that tell a requested stop or a recovery.
+        let lifecycle = crate::rules::lifecycle::tellers()
+            .iter()
+            .map(|t| (&t.re, t.sources.as_slice()))
+            .chain(
+                crate::rules::lifecycle::recoveries()
+                    .iter()
+                    .flat_map(|r| [(&r.fails, &[][..]), (&r.recovers, &[][..])]),
+            );
+        for (re, sources) in lifecycle {
+            let alts: Option<Vec<Vec<String>>> = required_conjunctions(re.as_str())
+                .iter()
+                .map(|alt| safe_literals(alt))
+                .collect();
+            for (kind, list) in &mut per_kind {
+                if sources.is_empty() || sources.contains(kind) {
+                    match &alts {
+                        Some(alts) if !alts.is_empty() => list.extend(alts.iter().cloned()),
+                        _ => full_kinds.push(*kind),
+                    }
+                }
+            }
+        }
         full_kinds.sort();
         full_kinds.dedup();
         Sieve::build(per_kind, full_kinds)

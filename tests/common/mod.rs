@@ -42,10 +42,20 @@ pub fn corpus_bundles() -> Vec<PathBuf> {
         .unwrap()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.is_dir())
+        .filter(|p| p.is_dir() || p.to_string_lossy().ends_with(".tar.gz"))
         .collect();
     bundles.sort();
     bundles
+}
+
+/// The bundle a corpus `<name>.toml` describes: the folder `<name>/`, or the archive
+/// `<name>.tar.gz` a real run was shipped as.
+pub fn corpus_bundle_of(toml: &Path) -> PathBuf {
+    let dir = toml.with_extension("");
+    if dir.is_dir() {
+        return dir;
+    }
+    toml.with_extension("tar.gz")
 }
 
 pub fn timeline(path: &Path, threads: usize) -> Timeline {
