@@ -265,7 +265,19 @@ fn is_serve_config(root: &Node) -> bool {
 /// to no object and whose root has `applications` as a list) and each `serveConfigV2`.
 pub fn configs(events: &[Event]) -> Vec<Config> {
     let mut out = Vec::new();
-    let mut files: std::collections::BTreeMap<u32, Builder> = Default::default();
+    // Only the files with a list of applications are built into trees: a large file of facts
+    // that is no Serve config costs one look at each path.
+    let is_loose_fact =
+        |ev: &Event| ev.kind == SourceKind::KubeObject && ev.field("object").is_none();
+    let mut files: std::collections::BTreeMap<u32, Builder> = events
+        .iter()
+        .filter(|ev| is_loose_fact(ev))
+        .filter(|ev| {
+            ev.field("path")
+                .is_some_and(|p| p.starts_with("applications["))
+        })
+        .map(|ev| (ev.file, Builder::default()))
+        .collect();
     for (i, ev) in events.iter().enumerate() {
         let Some(path) = ev.field("path") else {
             continue;
@@ -279,13 +291,12 @@ pub fn configs(events: &[Event]) -> Vec<Config> {
             }
             continue;
         }
-        if ev.kind != SourceKind::KubeObject || ev.field("object").is_some() {
+        if !is_loose_fact(ev) {
             continue;
         }
-        files
-            .entry(ev.file)
-            .or_default()
-            .add(path, &ev.message, ev.field("value"), i);
+        if let Some(b) = files.get_mut(&ev.file) {
+            b.add(path, &ev.message, ev.field("value"), i);
+        }
     }
     for (_, b) in files {
         if is_serve_config(&b.root) {
