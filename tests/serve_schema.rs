@@ -165,6 +165,55 @@ fn serve_that_refuses_unknown_keys_makes_it_critical() {
     );
 }
 
+/// What `serve deploy` of [`CAMEL`] prints with Ray 2.5.1 (the message is that version's
+/// pydantic's, as its `ServeDeploySchema` gives it).
+const REFUSED: &str = "$ serve deploy serve-config.yaml
+Traceback (most recent call last):
+  File \"/home/ray/anaconda3/bin/serve\", line 8, in <module>
+    sys.exit(cli())
+  File \"/home/ray/anaconda3/lib/python3.11/site-packages/ray/serve/scripts.py\", line 281, in deploy
+    ServeDeploySchema.parse_obj(config)
+pydantic.error_wrappers.ValidationError: 3 validation errors for ServeDeploySchema
+applications -> 0 -> deployments -> 0 -> numReplicas
+  extra fields not permitted (type=value_error.extra)
+applications -> 0 -> deployments -> 0 -> rayActorOptions
+  extra fields not permitted (type=value_error.extra)
+applications -> 0 -> routePrefix
+  extra fields not permitted (type=value_error.extra)
+";
+
+#[test]
+fn a_refusal_the_bundle_shows_is_one_cause_with_the_keys_as_evidence() {
+    let dir = common::scratch("serve_schema", "agrees");
+    deploy_bundle(&dir, CAMEL, "2.5.1");
+    std::fs::write(dir.join("cli/04-serve-deploy.txt"), REFUSED).unwrap();
+    let report = analyze(&dir);
+    let causes = report["causes"].as_array().unwrap();
+    assert_eq!(causes.len(), 1, "{report}");
+    let c = &causes[0];
+    assert_eq!(c["id"], "serve_config_schema");
+    assert_eq!(c["severity"], "critical");
+    // The refusal the bundle shows tells the cause; the check agrees and adds the keys.
+    assert_eq!(c["code"], "SRV010");
+    assert_eq!(c["codes"], serde_json::json!(["SRV010", "SRV013"]));
+    let files: Vec<String> = c["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| format!("{}:{}", e["file"].as_str().unwrap(), e["line"]))
+        .collect();
+    assert_eq!(
+        files,
+        [
+            "cli/01-ray.txt:2",
+            "cli/04-serve-deploy.txt:7",
+            "serve-config.yaml:3",
+            "serve-config.yaml:7",
+            "serve-config.yaml:8",
+        ]
+    );
+}
+
 #[test]
 fn the_rule_is_listed_and_documented() {
     let list = String::from_utf8(common::raysift(&["rules"]).stdout).unwrap();
