@@ -225,8 +225,18 @@ fn rank_quoted(tl: &Timeline, engine: &Engine, elapsed_ms: u64, quote: Quote) ->
     let mut findings = engine.run(&tl.events);
     let open = crate::open_world::analyze(&tl.events, &engine.rules, &findings, baseline());
     findings.extend(open.findings);
+    // Every Serve config checked against the schema of the bundle's Ray version: a finding
+    // of its own, whatever else fired (a key Serve dropped leaves no error to see).
+    let checked = crate::serve_schema::check(&tl.events, engine.rules.len() + open.rules.len());
+    findings.extend(checked.findings);
     crate::judge::judge(tl, &mut findings);
-    let rules: Vec<Rule> = engine.rules.iter().chain(&open.rules).cloned().collect();
+    let rules: Vec<Rule> = engine
+        .rules
+        .iter()
+        .chain(&open.rules)
+        .chain(&checked.rules)
+        .cloned()
+        .collect();
     let mut report = rank(tl, &rules, &findings, elapsed_ms, quote);
     report.unrecognised = open.unrecognised;
     report

@@ -903,7 +903,9 @@ fn completions(args: CompletionsArgs) -> Result<ExitCode, Failure> {
 
 fn rules_cmd(args: RulesArgs) -> Result<ExitCode, Failure> {
     let mut rules = load_rules(args.patterns.as_deref())?;
-    // The open world's generic findings are listed after the library's rules.
+    // The Serve schema check and the open world's generic findings are listed after the
+    // library's rules.
+    rules.push(crate::serve_schema::listed_rule());
     rules.extend(crate::open_world::generic_rules());
     let mut out = io::stdout().lock();
     match &args.code {

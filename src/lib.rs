@@ -32,6 +32,7 @@ pub mod report;
 pub mod report_data;
 pub mod resolve;
 pub mod rules;
+pub mod serve_schema;
 pub mod spill;
 pub mod streamed;
 pub mod timeline;

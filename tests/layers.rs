@@ -29,7 +29,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("the report as data; the spill", &["model", "spill"]),
     ("what a timeline holds", &["inventory", "query", "resolve"]),
     ("the timeline", &["explain", "objects", "timeline"]),
-    ("loading; the open world", &["load", "open_world"]),
+    (
+        "loading; the open world; the Serve schema",
+        &["load", "open_world", "serve_schema"],
+    ),
     ("rules; recognising files", &["classify", "rules"]),
     (
         "reading bytes",

@@ -25,7 +25,7 @@ pub const CATALOGUE: &[(&str, &str)] = &[
     ),
     (
         "serve_config_schema",
-        "serveConfigV2 does not match the multi-app schema",
+        "a Serve config (serveConfigV2, a `serve deploy` file) does not match the schema of its Ray version",
     ),
     (
         "missing_dependency",

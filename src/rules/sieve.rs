@@ -256,7 +256,8 @@ impl Sieve {
                 None => full_kinds.extend(kinds),
             }
         }
-        // The open-world layer reads failure shapes and error records of every log.
+        // The open-world layer reads failure shapes and error records of every log; the
+        // Serve schema check, the lines that state the Ray version.
         let open = open_world_alternatives();
         for (_, list) in &mut per_kind {
             list.extend(open.iter().cloned());
@@ -745,9 +746,15 @@ fn raw_safe(literal: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// What the lines that state the Ray version hold (lower case), one of them each: `ray
+/// --version`'s `ray, version 2.9.3` and the autoscaler's `Ray version: 2.9.3`. The Serve
+/// schema check (`serve_schema`) reads them in every kind of file; its regex requires one.
+pub const VERSION_LITERALS: [&str; 2] = ["ray, version ", "ray version:"];
+
 /// Literal conjunctions (lower case) the sieve must keep on top of the rules' for the open
 /// world (`open_world`), which reads every error record no rule claims: failure shapes and
-/// level words. Healthy logs hold few of them (under one line in ten
+/// level words, and for the Serve schema check (`serve_schema`), the lines that state the Ray
+/// version. Healthy logs hold few of them (under one line in ten
 /// thousand in a generated 1 GB bundle), so they cost the sieve little.
 fn open_world_alternatives() -> Vec<Vec<String>> {
     [
@@ -760,6 +767,7 @@ fn open_world_alternatives() -> Vec<Vec<String>> {
         "fatal",
     ]
     .iter()
+    .chain(VERSION_LITERALS.iter())
     .map(|s| vec![s.to_string()])
     // A traceback's frame line: fragments pasted without their header have only these.
     .chain([vec![
