@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 
 use crate::event::{Event, Micros, SourceKind, TsQuality, MICROS_PER_SEC};
 use crate::rules::engine::Finding;
-use crate::rules::lifecycle::{names, recoveries, tellers, Recovery, Scope};
+use crate::rules::lifecycle::{names, own_stops, recoveries, tellers, Recovery, Scope};
 use crate::rules::Severity;
 use crate::timeline::Timeline;
 
@@ -62,6 +62,21 @@ impl Stop {
 pub fn stops(tl: &Timeline) -> Vec<Stop> {
     let tellers = tellers();
     let one_node = node_folders(tl).len() <= 1;
+    let node_key = |ev: &Event| -> Option<String> {
+        (!one_node).then(|| node_of(&tl.files[ev.file as usize].path).to_string())
+    };
+    // The SIGTERMs a process sent itself after a failure: (node, from, until).
+    let own: Vec<(Option<String>, Micros, Micros)> = tl
+        .events
+        .iter()
+        .filter_map(|ev| {
+            let at = precise(ev)?;
+            let o = own_stops().iter().find(|o| {
+                (o.sources.is_empty() || o.sources.contains(&ev.kind)) && o.re.is_match(&ev.message)
+            })?;
+            Some((node_key(ev), at, at + o.within))
+        })
+        .collect();
     let mut found: Vec<Stop> = Vec::new();
     for (i, ev) in tl.events.iter().enumerate() {
         let Some(at) = precise(ev) else { continue };
@@ -70,11 +85,14 @@ pub fn stops(tl: &Timeline) -> Vec<Stop> {
         }) else {
             continue;
         };
-        let node = if one_node {
-            None
-        } else {
-            Some(node_of(&tl.files[ev.file as usize].path).to_string())
-        };
+        let node = node_key(ev);
+        if t.scope == Scope::Node
+            && own
+                .iter()
+                .any(|(n, from, until)| *n == node && (*from..=*until).contains(&at))
+        {
+            continue;
+        }
         let stop = Stop {
             at,
             event: i,

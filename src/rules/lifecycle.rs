@@ -25,6 +25,56 @@ struct LifecycleFile {
     stop: Vec<StopLine>,
     #[serde(default)]
     recovery: Vec<RecoveryLine>,
+    #[serde(default)]
+    own_stop: Vec<OwnStopLine>,
+}
+
+#[derive(Deserialize)]
+struct OwnStopLine {
+    what: String,
+    text: String,
+    #[serde(default)]
+    sources: Vec<String>,
+    within_s: u32,
+    #[allow(dead_code)]
+    from: String,
+}
+
+/// A line saying the SIGTERM that follows is the process's own doing, after a failure: the
+/// node stop it tells within `within` is not a requested one.
+pub struct OwnStop {
+    pub what: String,
+    pub re: Regex,
+    pub sources: Vec<SourceKind>,
+    /// How long after it the stop it explains may be told, in microseconds.
+    pub within: i64,
+}
+
+/// The own-stop lines of the library, compiled once.
+pub fn own_stops() -> &'static [OwnStop] {
+    static OWN: std::sync::OnceLock<Vec<OwnStop>> = std::sync::OnceLock::new();
+    OWN.get_or_init(|| {
+        file()
+            .map(|f| f.own_stop.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|s| {
+                Some(OwnStop {
+                    re: Regex::new(&s.text).ok()?,
+                    sources: kinds(&s.sources),
+                    what: s.what.clone(),
+                    within: i64::from(s.within_s) * crate::event::MICROS_PER_SEC,
+                })
+            })
+            .collect()
+    })
+}
+
+fn kinds(names: &[String]) -> Vec<SourceKind> {
+    names
+        .iter()
+        .filter_map(|n| SourceKind::from_name(n))
+        .collect()
 }
 
 #[derive(Deserialize)]
@@ -109,11 +159,7 @@ pub fn tellers() -> &'static [Teller] {
             .filter_map(|s| {
                 Some(Teller {
                     re: Regex::new(&s.text).ok()?,
-                    sources: s
-                        .sources
-                        .iter()
-                        .filter_map(|n| SourceKind::from_name(n))
-                        .collect(),
+                    sources: kinds(&s.sources),
                     what: s.what.clone(),
                     scope: s.scope,
                 })
@@ -134,6 +180,7 @@ mod tests {
                 .unwrap_or_else(|e| panic!("lifecycle.toml: {e}"));
         assert_eq!(tellers().len(), file.stop.len());
         assert_eq!(recoveries().len(), file.recovery.len());
+        assert_eq!(own_stops().len(), file.own_stop.len());
         for s in &file.stop {
             assert!(!s.what.is_empty() && !s.from.is_empty());
             for n in &s.sources {

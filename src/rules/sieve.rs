@@ -267,6 +267,11 @@ impl Sieve {
             .iter()
             .map(|t| (&t.re, t.sources.as_slice()))
             .chain(
+                crate::rules::lifecycle::own_stops()
+                    .iter()
+                    .map(|o| (&o.re, o.sources.as_slice())),
+            )
+            .chain(
                 crate::rules::lifecycle::recoveries()
                     .iter()
                     .flat_map(|r| [(&r.fails, &[][..]), (&r.recovers, &[][..])]),
