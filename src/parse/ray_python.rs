@@ -45,6 +45,10 @@ fn head_at(line: &str, samples: &mut Vec<Micros>, detail: &Detail) -> Option<Eve
         b'[' if line.as_bytes().get(1).is_some_and(u8::is_ascii_digit) => {
             crate::parse::ray_cpp::head_at(line, samples, detail)
         }
+        // A Python process's stderr (`dashboard.err`) holds the dumps it aborts with
+        // (`parse::abort`): each starts a record, whose lines fold into it.
+        b'*' => crate::parse::ray_cpp::signal_head(line),
+        b'F' => crate::parse::ray_cpp::fatal_python_head(line),
         _ => None,
     }
 }
