@@ -278,9 +278,10 @@ fn field<'e>(ev: &'e Event, key: &str) -> Option<&'e str> {
 
 /// The level `timeline` shows an event at and `--level` selects it by: the level its writer
 /// gave it, or `error` when it is a log record below that whose text holds a whole failure
-/// (a Python traceback that ends in its exception line, a Go panic, a C++ fatal check). Ray
-/// folds a traceback printed after an INFO line (an uncaught exception on stderr) into that
-/// INFO record, where `--level warning` would hide it.
+/// (a Python traceback that ends in its exception line, a Go panic, a C++ fatal check or a
+/// crash's dump, not the dump of a `SIGTERM`). Ray folds a traceback printed after an INFO
+/// line (an uncaught exception on stderr) into that INFO record, where `--level warning`
+/// would hide it.
 ///
 /// Only the timeline reads it: rules and the open world keep the writer's level, which tells
 /// a traceback logged on purpose below ERROR (handled, then retried) from a failure.
@@ -298,7 +299,7 @@ pub fn shown_level_of(level: Level, message: &str, kind: SourceKind) -> Level {
         return level;
     }
     match crate::open_world::exceptions::failure(message) {
-        Some(f) if !f.cut_off => Level::Error,
+        Some(f) if !f.cut_off && !f.requested_stop() => Level::Error,
         _ => level,
     }
 }
