@@ -365,6 +365,20 @@ mod tests {
         assert_eq!(shown_level(&e), Level::Info);
     }
 
+    /// absl's dump of a SIGTERM (what `ray stop` makes a Ray process print) folded into a
+    /// record below error stays at its level; a crash's is shown at error.
+    #[test]
+    fn a_stops_dump_keeps_its_level_and_a_crashs_is_shown_at_error() {
+        let mut e = ev(
+            "step 8\n*** SIGTERM received at time=1796546550 on cpu 1 ***\nPC: @     0x7fadbd6ed545  (unknown)  clock_nanosleep",
+            &[],
+        );
+        e.kind = crate::event::SourceKind::JobDriver;
+        assert_eq!(shown_level(&e), Level::Info);
+        e.message = e.message.replace("SIGTERM", "SIGSEGV");
+        assert_eq!(shown_level(&e), Level::Error);
+    }
+
     #[test]
     fn what_the_message_says_and_facts_objects_are_left_out() {
         let e = ev(
