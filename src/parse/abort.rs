@@ -120,7 +120,9 @@ pub fn logged_absl_frame_bytes(line: &[u8]) -> bool {
 
 /// The lines after a failed check: `*** StackTrace Information ***` or `*** Check failure
 /// stack trace: ***`, indented frames, and Ray's frames at the line start
-/// (`/usr/lib/raylet(+0xb3e0fa) [0x55d5]`, `ray::operator<<() [0x…]`, `unknown`).
+/// (`/…/_raylet.so(+0xfe93da) [0x7fb185be93da] ray::operator<<()`,
+/// `/…/_raylet.so(_ZN3ray6RayLogD1Ev+0x37) [0x7fb185beb137] ray::RayLog::~RayLog()`,
+/// `unknown`).
 pub fn continues_check(line: &str) -> bool {
     let t = line.trim_end();
     t == "*** StackTrace Information ***"
@@ -128,6 +130,7 @@ pub fn continues_check(line: &str) -> bool {
         || line.starts_with([' ', '\t'])
         || t == "unknown"
         || t.contains("(+0x")
+        || t.contains(") [0x")
         || t.ends_with(']') && t.contains(" [0x")
 }
 
@@ -202,6 +205,9 @@ mod tests {
             "*** StackTrace Information ***",
             "/usr/lib/raylet(+0xb3e0fa) [0x55d5]",
             "ray::operator<<() [0x7f4]",
+            // Ray 2.9.3, a worker's failed check.
+            "/home/ray/anaconda3/lib/python3.11/site-packages/ray/_raylet.so(_ZN3ray6RayLogD1Ev+0x37) [0x7fb185beb137] ray::RayLog::~RayLog()",
+            "/home/ray/anaconda3/lib/python3.11/site-packages/ray/_raylet.so(+0x8391ff) [0x7fb1854391ff] make_fcontext",
             "    @     0x7f0 google::LogMessage::Fail()",
             "unknown",
         ] {
