@@ -607,7 +607,15 @@ fn cpp_fatal(text: &str) -> Option<Failure> {
             return Some(Failure {
                 shape: Shape::CppFatal,
                 kind: "Check failed".to_string(),
-                message: line[i + "Check failed: ".len()..].trim().to_string(),
+                // An event file writes the record's line breaks as `\n` (`replaceLineFeed`),
+                // JSON-escaped again when it is read as text (`\\n`).
+                message: line[i + "Check failed: ".len()..]
+                    .split("\\n")
+                    .next()
+                    .unwrap_or_default()
+                    .trim_end_matches('\\')
+                    .trim()
+                    .to_string(),
                 frame: cpp_location(line),
                 cut_off: false,
                 ray_parts: Vec::new(),
@@ -827,6 +835,16 @@ FileNotFoundError: [Errno 2] No such file or directory: '/models/weights.pt'"#;
         let f = failure(cpp).unwrap();
         assert_eq!(f.kind, "Check failed");
         assert_eq!(f.frame.as_deref(), Some("node_manager.cc:1043"));
+        // The same check in an event file (Ray 2.9.3), its line breaks written as `\n`, as
+        // the file holds it and as its JSON decodes.
+        let event = r#"{"custom_fields":{},"label":"RAY_FATAL_CHECK_FAILED","message":"core_worker.cc:1:  Check failed: _s.ok() Bad status: IOError: Broken pipe\\n*** StackTrace Information ***\\n/home/ray/anaconda3/lib/python3.11/site-packages/ray/_raylet.so(+0xfe93da) [0x7fb185be93da] ray::operator<<()"}"#;
+        for text in [event.to_string(), event.replace(r"\\", r"\")] {
+            assert_eq!(
+                failure(&text).unwrap().message,
+                "_s.ok() Bad status: IOError: Broken pipe",
+                "{text}"
+            );
+        }
         assert!(failure("all is well").is_none());
     }
 }
