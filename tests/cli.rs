@@ -2687,7 +2687,7 @@ PC: @     0x7f4179985ad8  (unknown)  (unknown)
 Fatal Python error: Segmentation fault
 
 Stack (most recent call first):
-  File \"/root/.pyenv/versions/3.11.7/lib/python3.11/ctypes/__init__.py\", line 519 in string_at
+  File \"/home/ray/anaconda3/lib/python3.11/ctypes/__init__.py\", line 519 in string_at
   File \"/tmp/ray/session_2026-12-06_08-26-51_265186_2494/runtime_resources/working_dir_files/_ray_pkg_d27099ac56c886be/jobs.py\", line 53 in decode_frame
   File \"/tmp/ray/session_2026-12-06_08-26-51_265186_2494/runtime_resources/working_dir_files/_ray_pkg_d27099ac56c886be/jobs.py\", line 61 in decode_all
   File \"/tmp/ray/session_2026-12-06_08-26-51_265186_2494/runtime_resources/working_dir_files/_ray_pkg_d27099ac56c886be/jobs.py\", line 70 in run_batch

@@ -740,7 +740,7 @@ FileNotFoundError: [Errno 2] No such file or directory: '/models/weights.pt'"#;
 
     /// Ray 2.9.3, a task that called `ctypes.string_at(0)` in `decode_frame`: the first
     /// frame outside Ray and the standard library, innermost first.
-    const FAULTHANDLER: &str = "Fatal Python error: Segmentation fault\n\nStack (most recent call first):\n  File \"/root/.pyenv/versions/3.11.7/lib/python3.11/ctypes/__init__.py\", line 519 in string_at\n  File \"/tmp/ray/session_2026-12-06_08-26-51_265186_2494/runtime_resources/working_dir_files/_ray_pkg_d27099ac56c886be/jobs.py\", line 53 in decode_frame\n  File \"/home/ray/anaconda3/lib/python3.11/site-packages/ray/_private/worker.py\", line 847 in main_loop\n  File \"/home/ray/anaconda3/lib/python3.11/site-packages/ray/_private/workers/default_worker.py\", line 282 in <module>\n\nExtension modules: msgpack._cmsgpack, google._upb._message (total: 2)";
+    const FAULTHANDLER: &str = "Fatal Python error: Segmentation fault\n\nStack (most recent call first):\n  File \"/home/ray/anaconda3/lib/python3.11/ctypes/__init__.py\", line 519 in string_at\n  File \"/tmp/ray/session_2026-12-06_08-26-51_265186_2494/runtime_resources/working_dir_files/_ray_pkg_d27099ac56c886be/jobs.py\", line 53 in decode_frame\n  File \"/home/ray/anaconda3/lib/python3.11/site-packages/ray/_private/worker.py\", line 847 in main_loop\n  File \"/home/ray/anaconda3/lib/python3.11/site-packages/ray/_private/workers/default_worker.py\", line 282 in <module>\n\nExtension modules: msgpack._cmsgpack, google._upb._message (total: 2)";
 
     #[test]
     fn a_faulthandler_dump_gives_the_fatal_error_and_the_users_frame() {

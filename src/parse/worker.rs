@@ -518,7 +518,7 @@ mod tests {
              Fatal Python error: Segmentation fault\n\
              \n\
              Stack (most recent call first):\n\
-             \x20 File \"/root/.pyenv/versions/3.11.7/lib/python3.11/ctypes/__init__.py\", line 519 in string_at\n\
+             \x20 File \"/home/ray/anaconda3/lib/python3.11/ctypes/__init__.py\", line 519 in string_at\n\
              \x20 File \"/tmp/ray/session_2026-12-06_08-26-51_265186_2494/runtime_resources/working_dir_files/_ray_pkg_d27099ac56c886be/jobs.py\", line 53 in decode_frame\n\
              \x20 File \"/home/ray/anaconda3/lib/python3.11/site-packages/ray/_private/worker.py\", line 847 in main_loop\n\
              \x20 File \"/home/ray/anaconda3/lib/python3.11/site-packages/ray/_private/workers/default_worker.py\", line 282 in <module>\n\
@@ -530,7 +530,7 @@ mod tests {
              2+1 - info - {marker=task_name value=decode_frame} | :task_name:decode_frame\n\
              3+3 U2026-12-06T08:27:11.000Z critical - | *** SIGSEGV received at time=1796545631 on cpu 0 ***⏎PC: @     0x7f4179985ad8  (unknown)  (unknown)⏎    @     0x7f417985a050  (unknown)  (unknown)\n\
              6+3 N2026-12-06T08:27:11.608Z error - {pid=3015 tid=3015 file=logging.cc lineno=361} | *** SIGSEGV received at time=1796545631 on cpu 0 ***⏎[2026-12-06 08:27:11,608 E 3015 3015] logging.cc:361: PC: @     0x7f4179985ad8  (unknown)  (unknown)⏎[2026-12-06 08:27:11,608 E 3015 3015] logging.cc:361:     @     0x7f417985a050  (unknown)  (unknown)\n\
-             9+9 - critical - | Fatal Python error: Segmentation fault⏎⏎Stack (most recent call first):⏎  File \"/root/.pyenv/versions/3.11.7/lib/python3.11/ctypes/__init__.py\", line 519 in string_at⏎  File \"/tmp/ray/session_2026-12-06_08-26-51_265186_2494/runtime_resources/working_dir_files/_ray_pkg_d27099ac56c886be/jobs.py\", line 53 in decode_frame⏎  File \"/home/ray/anaconda3/lib/python3.11/site-packages/ray/_private/worker.py\", line 847 in main_loop⏎  File \"/home/ray/anaconda3/lib/python3.11/site-packages/ray/_private/workers/default_worker.py\", line 282 in <module>⏎⏎Extension modules: msgpack._cmsgpack, google._upb._message, psutil._psutil_linux, psutil._psutil_posix, setproctitle, yaml._yaml (total: 6)\n\
+             9+9 - critical - | Fatal Python error: Segmentation fault⏎⏎Stack (most recent call first):⏎  File \"/home/ray/anaconda3/lib/python3.11/ctypes/__init__.py\", line 519 in string_at⏎  File \"/tmp/ray/session_2026-12-06_08-26-51_265186_2494/runtime_resources/working_dir_files/_ray_pkg_d27099ac56c886be/jobs.py\", line 53 in decode_frame⏎  File \"/home/ray/anaconda3/lib/python3.11/site-packages/ray/_private/worker.py\", line 847 in main_loop⏎  File \"/home/ray/anaconda3/lib/python3.11/site-packages/ray/_private/workers/default_worker.py\", line 282 in <module>⏎⏎Extension modules: msgpack._cmsgpack, google._upb._message, psutil._psutil_linux, psutil._psutil_posix, setproctitle, yaml._yaml (total: 6)\n\
              18+1 - info - | \n\
              19+1 - info - | after\n\
              unparsed=2\n",
