@@ -323,9 +323,11 @@ fn refine(family: Family, name: &str, path: &str) -> SourceKind {
             Some(kind @ (SourceKind::GcsServer | SourceKind::CoreWorker | SourceKind::Raylet)) => {
                 kind
             }
-            // A driver's log relays the C++ lines of its core worker and the raylet: which of
-            // them wrote the most does not make it theirs.
-            Some(SourceKind::JobDriver) => SourceKind::JobDriver,
+            // A driver's log relays the C++ lines of its core worker and the raylet, and a
+            // worker's stderr holds its core worker's C++ records beside what its Python
+            // printed (an abort dump, a traceback): whose lines are the most does not make the
+            // file theirs, and their grammars read both.
+            Some(kind @ (SourceKind::JobDriver | SourceKind::Worker)) => kind,
             _ => SourceKind::Raylet,
         },
         Family::Serve(from_line) => {
@@ -606,6 +608,18 @@ mod tests {
             "2026-03-04T07:42:11.446555630Z 2026-03-03 23:42:11,446\tINFO config.py:183 -- hi\n",
             "ray_python",
         );
+    }
+
+    #[test]
+    fn a_workers_stderr_with_cpp_records_is_a_workers() {
+        // Ray 2.9.3, a task that segfaulted: absl's dump, again through the logger.
+        let err = ":job_id:02000000\n:task_name:decode_frame\n*** SIGSEGV received at time=1796545631 on cpu 0 ***\nPC: @     0x7f4179985ad8  (unknown)  (unknown)\n    @     0x7f417985a050  (unknown)  (unknown)\n[2026-12-06 08:27:11,608 E 3015 3015] logging.cc:361: *** SIGSEGV received at time=1796545631 on cpu 0 ***\n[2026-12-06 08:27:11,608 E 3015 3015] logging.cc:361: PC: @     0x7f4179985ad8  (unknown)  (unknown)\n[2026-12-06 08:27:11,608 E 3015 3015] logging.cc:361:     @     0x7f417985a050  (unknown)  (unknown)\nFatal Python error: Segmentation fault\n";
+        check(
+            "logs/worker-7a5049861d0d1d5947bab006f2bfd2d8243384b4de24b85e362cd224-02000000-3015.err",
+            err,
+            "worker",
+        );
+        check("logs/raylet.err", err, "raylet");
     }
 
     #[test]

@@ -278,9 +278,10 @@ fn field<'e>(ev: &'e Event, key: &str) -> Option<&'e str> {
 
 /// The level `timeline` shows an event at and `--level` selects it by: the level its writer
 /// gave it, or `error` when it is a log record below that whose text holds a whole failure
-/// (a Python traceback that ends in its exception line, a Go panic, a C++ fatal check). Ray
-/// folds a traceback printed after an INFO line (an uncaught exception on stderr) into that
-/// INFO record, where `--level warning` would hide it.
+/// (a Python traceback that ends in its exception line, a Go panic, a C++ fatal check or a
+/// crash's dump, not the dump of a `SIGTERM`). Ray folds a traceback printed after an INFO
+/// line (an uncaught exception on stderr) into that INFO record, where `--level warning`
+/// would hide it.
 ///
 /// Only the timeline reads it: rules and the open world keep the writer's level, which tells
 /// a traceback logged on purpose below ERROR (handled, then retried) from a failure.
@@ -298,7 +299,7 @@ pub fn shown_level_of(level: Level, message: &str, kind: SourceKind) -> Level {
         return level;
     }
     match crate::open_world::exceptions::failure(message) {
-        Some(f) if !f.cut_off => Level::Error,
+        Some(f) if !f.cut_off && !f.requested_stop() => Level::Error,
         _ => level,
     }
 }
@@ -362,6 +363,20 @@ mod tests {
         e.message = "Message: failed\nTraceback (most recent call last):\n  File \"/app/x.py\", line 3, in <module>\nValueError: x".into();
         e.kind = crate::event::SourceKind::DescribeRayService;
         assert_eq!(shown_level(&e), Level::Info);
+    }
+
+    /// absl's dump of a SIGTERM (what `ray stop` makes a Ray process print) folded into a
+    /// record below error stays at its level; a crash's is shown at error.
+    #[test]
+    fn a_stops_dump_keeps_its_level_and_a_crashs_is_shown_at_error() {
+        let mut e = ev(
+            "step 8\n*** SIGTERM received at time=1796546550 on cpu 1 ***\nPC: @     0x7fadbd6ed545  (unknown)  clock_nanosleep",
+            &[],
+        );
+        e.kind = crate::event::SourceKind::JobDriver;
+        assert_eq!(shown_level(&e), Level::Info);
+        e.message = e.message.replace("SIGTERM", "SIGSEGV");
+        assert_eq!(shown_level(&e), Level::Error);
     }
 
     #[test]

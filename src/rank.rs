@@ -420,7 +420,8 @@ fn quoted(text: &str, sig: &crate::rules::Signal) -> String {
 
 /// Shortens evidence text. A long multi-line record (a traceback) keeps its first and last
 /// lines, because the exception that explains it comes last, and the innermost frames of code
-/// outside the standard library in between, because that is where it was raised; then the
+/// outside the standard library in between (the last listed in a traceback, the first in a
+/// faulthandler dump), because that is where it was raised; then the
 /// characters are capped by leaving out whole lines in the middle, keeping the last line whole
 /// when it fits in half the cap. Every elision says how many lines it stands for
 /// (`… 3 lines …`), and a line too long for the cap is cut between words, never inside a name.
@@ -439,14 +440,19 @@ fn cut(text: &str, max: usize) -> String {
             .map(|(i, _)| i)
             .collect();
         // The innermost frames outside Ray first: that is where the user's code raised.
-        let mut kept: Vec<usize> = frames
+        // A traceback lists them last, a faulthandler dump first.
+        let inward: Vec<usize> = if most_recent_first(text) {
+            frames
+        } else {
+            frames.into_iter().rev().collect()
+        };
+        let mut kept: Vec<usize> = inward
             .iter()
-            .rev()
             .filter(|&&i| is_outside_ray(middle[i]))
             .take(FRAMES)
             .copied()
             .collect();
-        for &i in frames.iter().rev() {
+        for &i in &inward {
             if kept.len() < FRAMES && !kept.contains(&i) {
                 kept.push(i);
             }
@@ -492,8 +498,9 @@ fn elided(line: &str) -> Option<usize> {
 
 /// Caps multi-line text at about `max` characters by leaving out whole lines. What stays, in
 /// this order while there is room: the last line (whole when it fits in half the cap, the
-/// exception of a traceback), the innermost frame outside Ray with its source line, the first
-/// line, then the others from the top. Each run of lines left out becomes one elision.
+/// exception of a traceback), the innermost frame outside Ray with its source line (the
+/// first one listed in a faulthandler dump, the last in a traceback), the first line, then
+/// the others from the top. Each run of lines left out becomes one elision.
 fn cap_lines(text: &str, max: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     let n = lines.len();
@@ -512,7 +519,12 @@ fn cap_lines(text: &str, max: usize) -> String {
     let mut room = max.saturating_sub(len(&last) + 24);
     shown[n - 1] = Some(last);
     let mut order: Vec<usize> = Vec::with_capacity(n);
-    if let Some(f) = (0..n - 1).rev().find(|&i| is_outside_ray(lines[i])) {
+    let innermost = if most_recent_first(text) {
+        (0..n - 1).find(|&i| is_outside_ray(lines[i]))
+    } else {
+        (0..n - 1).rev().find(|&i| is_outside_ray(lines[i]))
+    };
+    if let Some(f) = innermost {
         order.push(f);
         if f + 1 < n - 1 && !lines[f + 1].trim_start().starts_with("File \"") {
             order.push(f + 1);
@@ -640,6 +652,12 @@ fn around(text: &str, focus: std::ops::Range<usize>, max: usize) -> String {
 }
 
 /// A line of carets (and tildes) that Python 3.11 prints under a frame's source.
+/// Whether the frames of a record are listed innermost first: a faulthandler dump
+/// (`Fatal Python error: …`, `Stack (most recent call first):`), not a traceback.
+fn most_recent_first(text: &str) -> bool {
+    text.contains("(most recent call first):") || text.contains("Fatal Python error:")
+}
+
 fn is_caret_line(line: &str) -> bool {
     let t = line.trim();
     !t.is_empty() && t.bytes().all(|b| matches!(b, b'^' | b'~' | b' '))

@@ -2647,3 +2647,195 @@ fn version_control_folders_are_skipped_and_said() {
         );
     }
 }
+
+/// Ray 2.9.3's `dashboard.err` after `ray stop` (lines of a real run): absl's dump of the
+/// SIGTERM, then the same through Ray's logger, with the raylet's message streamed between.
+const SIGTERM_DASHBOARD_ERR: &str = "\
+I1206 08:22:00.712616   27818 chttp2_transport.cc:1403] ipv4:10.244.0.5:34793: Got goaway [2] err=UNAVAILABLE:GOAWAY received; Error code: 2; Debug Text: Cancelling all calls {http2_error:2}
+*** SIGTERM received at time=1796545322 on cpu 0 ***
+PC: @     0x7fcca9b26f36  (unknown)  epoll_wait
+    @     0x7fcca9a5a050  139169624  (unknown)
+    @     0x7fcca8b14e80  (unknown)  (unknown)
+\x1b[33m(raylet)\x1b[0m The autoscaler failed with the following error:
+Terminated with signal 15
+  File \"/home/ray/anaconda3/lib/python3.11/site-packages/ray/autoscaler/_private/monitor.py\", line 709, in <module>
+    monitor.run()
+  File \"/home/ray/anaconda3/lib/python3.11/site-packages/ray/autoscaler/_private/monitor.py\", line 438, in _run
+    time.sleep(AUTOSCALER_UPDATE_INTERVAL_S)
+
+    @     0x7fccaa056240  (unknown)  (unknown)
+[2026-12-06 08:22:02,681 E 27804 27804] logging.cc:361: *** SIGTERM received at time=1796545322 on cpu 0 ***
+[2026-12-06 08:22:02,681 E 27804 27804] logging.cc:361: PC: @     0x7fcca9b26f36  (unknown)  epoll_wait
+[2026-12-06 08:22:02,682 E 27804 27804] logging.cc:361:     @     0x7fcca9a5a050  139169624  (unknown)
+[2026-12-06 08:22:02,682 E 27804 27804] logging.cc:361:     @     0x7fcca8b14e80  (unknown)  (unknown)
+[2026-12-06 08:22:02,692 E 27804 27804] logging.cc:361:     @ ... and at least 8 more frames
+";
+
+/// The same dump in the dashboard's core-driver log (Ray 2.9.3).
+const SIGTERM_DRIVER_LOG: &str = "\
+[2026-12-06 08:22:02,174 I 27804 27934] raylet_client.cc:364: Error reporting task backlog information: GrpcUnavailable: RPC Error message: failed to connect to all addresses
+[2026-12-06 08:22:02,681 E 27804 27804] logging.cc:361: *** SIGTERM received at time=1796545322 on cpu 0 ***
+[2026-12-06 08:22:02,681 E 27804 27804] logging.cc:361: PC: @     0x7fcca9b26f36  (unknown)  epoll_wait
+[2026-12-06 08:22:02,682 E 27804 27804] logging.cc:361:     @     0x7fcca9a5a050  139169624  (unknown)
+[2026-12-06 08:22:02,692 E 27804 27804] logging.cc:361:     @ ... and at least 8 more frames
+[2026-12-06 08:22:03,145 I 27804 27934] core_worker.cc:588: Event stats:
+";
+
+/// A worker that segfaulted in `decode_frame` (Ray 2.9.3, a real run): absl's dump, the same
+/// through the logger, then CPython's faulthandler dump. Two frames of the user's code
+/// outside the one that failed are added, so that the quote's cut must pick the innermost.
+const SEGFAULT_WORKER_ERR: &str = "\
+:job_id:02000000
+:task_name:decode_frame
+*** SIGSEGV received at time=1796545631 on cpu 0 ***
+PC: @     0x7f4179985ad8  (unknown)  (unknown)
+    @     0x7f417985a050  (unknown)  (unknown)
+[2026-12-06 08:27:11,608 E 3015 3015] logging.cc:361: *** SIGSEGV received at time=1796545631 on cpu 0 ***
+[2026-12-06 08:27:11,608 E 3015 3015] logging.cc:361: PC: @     0x7f4179985ad8  (unknown)  (unknown)
+[2026-12-06 08:27:11,608 E 3015 3015] logging.cc:361:     @     0x7f417985a050  (unknown)  (unknown)
+Fatal Python error: Segmentation fault
+
+Stack (most recent call first):
+  File \"/home/ray/anaconda3/lib/python3.11/ctypes/__init__.py\", line 519 in string_at
+  File \"/tmp/ray/session_2026-12-06_08-26-51_265186_2494/runtime_resources/working_dir_files/_ray_pkg_d27099ac56c886be/jobs.py\", line 53 in decode_frame
+  File \"/tmp/ray/session_2026-12-06_08-26-51_265186_2494/runtime_resources/working_dir_files/_ray_pkg_d27099ac56c886be/jobs.py\", line 61 in decode_all
+  File \"/tmp/ray/session_2026-12-06_08-26-51_265186_2494/runtime_resources/working_dir_files/_ray_pkg_d27099ac56c886be/jobs.py\", line 70 in run_batch
+  File \"/home/ray/anaconda3/lib/python3.11/site-packages/ray/_private/worker.py\", line 847 in main_loop
+  File \"/home/ray/anaconda3/lib/python3.11/site-packages/ray/_private/workers/default_worker.py\", line 282 in <module>
+
+Extension modules: msgpack._cmsgpack, google._upb._message, psutil._psutil_linux, psutil._psutil_posix, setproctitle, yaml._yaml, charset_normalizer.md, charset_normalizer.cd, requests.packages.charset_normalizer.md, requests.packages.chardet.md, requests.packages.charset_normalizer.cd, requests.packages.chardet.cd, uvloop.loop, ray._raylet, wcwidth._wcwidth_c (total: 15)
+";
+
+/// The same crash in the worker's core-worker log (Ray 2.9.3).
+const SEGFAULT_CORE_WORKER_LOG: &str = "\
+[2026-12-06 08:27:11,423 I 3015 3052] core_worker.cc:4406: Number of alive nodes:1
+[2026-12-06 08:27:11,608 E 3015 3015] logging.cc:361: *** SIGSEGV received at time=1796545631 on cpu 0 ***
+[2026-12-06 08:27:11,608 E 3015 3015] logging.cc:361: PC: @     0x7f4179985ad8  (unknown)  (unknown)
+[2026-12-06 08:27:11,608 E 3015 3015] logging.cc:361:     @     0x7f417985a050  (unknown)  (unknown)
+";
+
+/// Every cause and symptom of a JSON report: (id, severity of its cause, summary, evidence
+/// files).
+fn causes_and_symptoms(report: &serde_json::Value) -> Vec<(String, String, String, Vec<String>)> {
+    let mut out = Vec::new();
+    for c in report["causes"].as_array().unwrap() {
+        let severity = c["severity"].as_str().unwrap().to_string();
+        let mut entry = |v: &serde_json::Value| {
+            let files = v["evidence"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e["file"].as_str().unwrap().to_string())
+                .collect();
+            out.push((
+                v["id"].as_str().unwrap().to_string(),
+                severity.clone(),
+                v["summary"].as_str().unwrap().to_string(),
+                files,
+            ));
+        };
+        entry(c);
+        for s in c["symptoms"].as_array().unwrap() {
+            entry(s);
+        }
+    }
+    out
+}
+
+/// An abort dump is one record in every read, and says what it is: a `SIGTERM`'s (what
+/// `ray stop` makes every Ray process print) is no failure and no unknown error either; a
+/// segfault's names the fatal error and the user's frame where it failed, and the quote keeps
+/// that frame.
+#[test]
+fn abort_dumps_are_one_record_each_and_name_what_failed() {
+    let out = scratch("abort-dumps");
+    let stopped = out.join("stopped");
+    let logs = stopped.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    std::fs::write(logs.join("dashboard.err"), SIGTERM_DASHBOARD_ERR).unwrap();
+    std::fs::write(
+        logs.join(
+            "python-core-driver-01000000ffffffffffffffffffffffffffffffffffffffffffffffff_27804.log",
+        ),
+        SIGTERM_DRIVER_LOG,
+    )
+    .unwrap();
+    let analyze = |dir: &Path| -> serde_json::Value {
+        serde_json::from_slice(&stdout_of(&[
+            "analyze",
+            dir.to_str().unwrap(),
+            "--format",
+            "json",
+        ]))
+        .unwrap()
+    };
+    let report = analyze(&stopped);
+    let above_info: Vec<_> = causes_and_symptoms(&report)
+        .into_iter()
+        .filter(|(_, severity, _, _)| severity != "info")
+        .collect();
+    assert!(above_info.is_empty(), "{above_info:?}");
+    let said = report.to_string();
+    assert!(
+        !said.contains("more frames") && !said.contains("@ <*>"),
+        "{said}"
+    );
+    assert_sieve_matches_full_parse(&stopped);
+
+    let crashed = out.join("crashed");
+    copy_tree(&stopped, &crashed);
+    let logs = crashed.join("logs");
+    let err = "worker-7a5049861d0d1d5947bab006f2bfd2d8243384b4de24b85e362cd224-02000000-3015.err";
+    std::fs::write(logs.join(err), SEGFAULT_WORKER_ERR).unwrap();
+    std::fs::write(
+        logs.join(
+            "python-core-worker-7a5049861d0d1d5947bab006f2bfd2d8243384b4de24b85e362cd224_3015.log",
+        ),
+        SEGFAULT_CORE_WORKER_LOG,
+    )
+    .unwrap();
+    let report = analyze(&crashed);
+    let all = causes_and_symptoms(&report);
+    let failures: Vec<_> = all
+        .iter()
+        .filter(|(id, _, _, _)| id == "component_exception")
+        .collect();
+    assert_eq!(failures.len(), 1, "{all:?}");
+    let (_, _, summary, files) = failures[0];
+    assert!(
+        summary.contains("Fatal Python error: Segmentation fault at jobs.py:53 in decode_frame"),
+        "{summary}"
+    );
+    assert!(
+        !summary.contains("SIGSEGV") && !summary.contains("SIGTERM"),
+        "{summary}"
+    );
+    assert_eq!(files, &vec![format!("logs/{err}")]);
+    assert!(
+        all.iter().all(|(_, _, s, files)| !s.contains("more frames")
+            && files.iter().all(|f| !f.ends_with("dashboard.err"))),
+        "{all:?}"
+    );
+    assert_sieve_matches_full_parse(&crashed);
+    // The text report's quote of the dump keeps the frame that failed, not the outer ones.
+    let text = String::from_utf8(stdout_of(&["analyze", crashed.to_str().unwrap()])).unwrap();
+    assert!(text.contains("line 53 in decode_frame"), "{text}");
+    // The streamed read (`timeline`) gives each dump as one event: the two markers and the
+    // three dumps of the worker's stderr.
+    let timeline = stdout_of(&[
+        "timeline",
+        crashed.to_str().unwrap(),
+        "--format",
+        "json",
+        "--source",
+        &format!("logs/{err}"),
+    ]);
+    let lines: Vec<serde_json::Value> = timeline
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 5, "{lines:?}");
+    let levels: Vec<&str> = lines.iter().map(|l| l["level"].as_str().unwrap()).collect();
+    assert_eq!(levels, ["info", "info", "critical", "error", "critical"]);
+}

@@ -178,8 +178,27 @@ fn every_corpus_bundle_streams_as_it_loads() {
     assert!(light > 0, "no light event in the corpus");
 }
 
+/// absl's dump of a signal (`parse::abort`).
+const ABSL_DUMP: &str = "*** SIGSEGV received at time=1728314400 on cpu 0 ***\nPC: @     0x7f4179985ad8  (unknown)  (unknown)\n    @     0x7f417985a050  (unknown)  (unknown)\n    @ ... and at least 8 more frames\n";
+
+/// CPython's faulthandler dump.
+const FAULTHANDLER_DUMP: &str = "Fatal Python error: Segmentation fault\n\nThread 0x00007f3c6bfff6c0 (most recent call first):\n  File \"/usr/lib/python3.11/threading.py\", line 324 in wait\n\nCurrent thread 0x00007f3c8b7fe740 (most recent call first):\n  File \"/app/jobs.py\", line 53 in decode_frame\n\nExtension modules: msgpack._cmsgpack (total: 1)\n";
+
+/// absl's dump as Ray's logger writes it again, each frame a stamped line.
+fn logged_dump(m: u64, s: u64) -> String {
+    [
+        "*** SIGTERM received at time=1728314400 on cpu 0 ***",
+        "PC: @     0x7fcca9b26f36  (unknown)  epoll_wait",
+        "    @     0x7fcca9a5a050  139169624  (unknown)",
+        "    @ ... and at least 8 more frames",
+    ]
+    .iter()
+    .map(|l| format!("[2024-10-07 15:{m:02}:{s:02},500 E 71 71] logging.cc:361: {l}\n"))
+    .collect()
+}
+
 /// Large files of every line format, with what a parser carries from line to line: records
-/// of many lines, tracebacks, actor markers, broken JSON and impossible dates.
+/// of many lines, tracebacks, actor markers, abort dumps, broken JSON and impossible dates.
 fn big_bundle(dir: &Path) {
     let _ = std::fs::remove_dir_all(dir);
     let logs = dir.join("head/logs");
@@ -202,12 +221,21 @@ fn big_bundle(dir: &Path) {
         if i % 1013 == 0 {
             py.push_str("2024-02-30 10:00:00,000\tINFO x.py:1 -- impossible\n");
         }
+        if i % 113 == 0 {
+            py.push_str(ABSL_DUMP);
+            py.push_str(FAULTHANDLER_DUMP);
+        }
         worker.push_str(&format!("plain output {i}\n"));
         if i % 211 == 0 {
             worker.push_str(&format!(":actor_name:Actor{i}\n"));
         }
         if i % 89 == 0 {
             worker.push_str("Traceback (most recent call last):\n  File \"/app/x.py\", line 3, in f\nRuntimeError: bad\n");
+        }
+        if i % 149 == 0 {
+            worker.push_str(ABSL_DUMP);
+            worker.push_str(&logged_dump(m, s));
+            worker.push_str(FAULTHANDLER_DUMP);
         }
         op.push_str(&format!(
             "2024-10-07T15:{m:02}:{s:02}.{:03}Z\tINFO\tcontrollers.RayCluster\treconcile {i}\n",
@@ -226,6 +254,10 @@ fn big_bundle(dir: &Path) {
         ));
         if i % 400 == 0 {
             cpp.push_str("[state-dump] NodeManager:\n[state-dump] Pool: 3\n");
+        }
+        if i % 331 == 0 {
+            cpp.push_str(&logged_dump(m, s));
+            cpp.push_str(FAULTHANDLER_DUMP);
         }
         serve.push_str(&format!(
             "INFO 2024-10-07 15:{m:02}:{s:02},{:03} proxy 10.0.0.1 abc -- GET / 200 1.0ms\n",

@@ -509,6 +509,11 @@ mod tests {
             "{\"log\":\"  File x\\n\",\"stream\":\"stderr\"}",
             "Info 15:45:50 not a klog header",
             "",
+            // A frame of an absl dump, written again through Ray's logger (Ray 2.9.3).
+            "[2026-12-06 08:22:02,681 E 27804 27804] logging.cc:361: PC: @     0x7fcca9b26f36  (unknown)  epoll_wait",
+            "[2026-12-06 08:22:02,682 E 27804 27804] logging.cc:361:     @     0x7fcca9a5a050  139169624  (unknown)",
+            "*** SIGTERM received at time=1796545322 on cpu 0 ***",
+            "Fatal Python error: Segmentation fault",
         ] {
             assert!(!starts_record(line.as_bytes()), "{line}");
         }

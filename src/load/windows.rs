@@ -394,12 +394,17 @@ fn silence_edges(events: &[Event]) -> Vec<usize> {
 /// Ray's C++ logs, `INFO 2024-…` of Serve's) or is a JSON object, once a `kubectl logs
 /// --timestamps` stamp is set aside. A continuation line (a traceback, a Go stack, a CRI
 /// partial line, a Docker JSON envelope) never does, so a hit on a line that starts a record
-/// and is followed by one that does too is a record of one line.
+/// and is followed by one that does too is a record of one line. Nor does a frame of an absl
+/// dump that Ray's logger wrote again (`[2026-… E 1 1] logging.cc:361:     @ 0x…`): stamped
+/// like a record, it continues the logged banner's (`parse::abort`).
 pub(super) fn starts_record(text: &[u8]) -> bool {
     let line = &text[..memchr::memchr(b'\n', text).unwrap_or(text.len())];
     let inner = strip_kubectl_stamp(line);
     if inner.starts_with(b"{\"") {
         return !inner.starts_with(b"{\"log\"");
+    }
+    if crate::parse::abort::logged_absl_frame_bytes(inner) {
+        return false;
     }
     if crate::parse::stamp::klog_led(inner) {
         return true;

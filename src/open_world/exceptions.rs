@@ -1,6 +1,7 @@
 //! Component failures by their shape: a Python traceback ends in `Type: message` (or is cut off
 //! before it), a Go panic starts with `panic:` and lists goroutines, a C++ fatal record says
-//! `Check failed` or names the signal that killed the process. What the reader needs is the
+//! `Check failed` or names the signal that killed the process, CPython's faulthandler says
+//! `Fatal Python error:` and lists frames most recent first. What the reader needs is the
 //! final exception, and the innermost frame that is not Ray's own: that is where the user's
 //! code (or the dependency it called) failed.
 
@@ -26,9 +27,25 @@ pub enum Shape {
     PythonTraceback,
     GoPanic,
     CppFatal,
+    /// CPython's faulthandler dump: `Fatal Python error: Segmentation fault`.
+    PythonFatal,
 }
 
 impl Failure {
+    /// What the component did, before the headline: a traceback or a panic is raised, a
+    /// dump tells how the process aborted.
+    pub fn verb(&self) -> &'static str {
+        match self.shape {
+            Shape::PythonTraceback | Shape::GoPanic => "raised",
+            Shape::CppFatal | Shape::PythonFatal => "aborted with",
+        }
+    }
+
+    /// Whether the record tells a request to stop (absl's dump of a `SIGTERM`), not a failure.
+    pub fn requested_stop(&self) -> bool {
+        self.shape == Shape::CppFatal && crate::parse::abort::asks_to_stop(&self.kind)
+    }
+
     /// `ValueError: bad weights (at app.py:42 in __init__)`, for summaries.
     pub fn headline(&self) -> String {
         let mut s = if self.cut_off {
@@ -50,12 +67,22 @@ const TRACEBACK: &str = "Traceback (most recent call last):";
 /// Lines a traceback told one line a record may span, from its header to its exception.
 const SPREAD_LINES: u32 = 400;
 
+/// Lines between two dumps of one crash in one file: absl's (raw, then again through Ray's
+/// logger), then faulthandler's.
+const DUMP_GAP: u32 = 200;
+
 /// Every failure in the timeline, with the events that tell it (the first is where it
 /// starts). A record that holds a whole failure is one; a traceback whose lines are records
 /// of their own (every line stamped by `kubectl logs --timestamps`, or raw stderr) is put back
 /// together from its header and the exception lines after it in the same file. Only the
 /// header and exception lines are used, so the result is the same whether the frame lines
 /// between them were parsed or not.
+///
+/// The dumps of one crash are one failure: absl's banner names it in every copy (the raw
+/// dump, the same through Ray's logger, in the core worker's log, streamed to the driver),
+/// and faulthandler's dump after it in the same file tells the Python side, which comes
+/// first (its frames are the user's). A faulthandler head told alone (a text read one line
+/// a record) takes the first frame outside Ray among the records after it.
 pub fn failures(
     events: &[crate::event::Event],
     is_log: impl Fn(crate::event::SourceKind) -> bool,
@@ -63,11 +90,15 @@ pub fn failures(
     let mut out: Vec<(Vec<usize>, Failure)> = Vec::new();
     // Open one-line-a-record tracebacks, per file: (index into `out`, header line, last line).
     let mut open: std::collections::BTreeMap<u32, (usize, u32)> = Default::default();
+    let mut dumps = Dumps::default();
     for (idx, ev) in events.iter().enumerate() {
         if !is_log(ev.kind) {
             continue;
         }
         let msg = ev.message.as_str();
+        if dumps.frame_alone(&mut out, ev) {
+            continue;
+        }
         if msg.trim() == TRACEBACK.trim_end_matches(':') || msg.trim() == TRACEBACK {
             // A header alone: a chained traceback continues the open one.
             match open.get_mut(&ev.file) {
@@ -106,7 +137,7 @@ pub fn failures(
         }
         if let Some(f) = failure(msg) {
             open.remove(&ev.file);
-            out.push((vec![idx], f));
+            dumps.add(&mut out, events, idx, f);
             continue;
         }
         // An exception line alone (`ValueError: …` as `ray start` printed it), in a text
@@ -130,6 +161,141 @@ pub fn failures(
     out
 }
 
+/// The abort dumps seen so far, to join those of one crash.
+#[derive(Default)]
+struct Dumps {
+    /// absl's banner (`*** SIGSEGV received at time=… on cpu 0 ***`) → its crash in `out`.
+    by_banner: std::collections::HashMap<String, usize>,
+    /// The failures in `out` that hold a banner: crashes a faulthandler dump may join.
+    crashes: std::collections::BTreeSet<usize>,
+    /// Per file, the last dump's failure in `out` and its line.
+    last: std::collections::BTreeMap<u32, (usize, u32)>,
+    /// Per file, a faulthandler head told alone, whose frames are records of their own:
+    /// its failure in `out` and the line it has reached.
+    alone: std::collections::BTreeMap<u32, (usize, u32)>,
+}
+
+impl Dumps {
+    /// Adds a failure read out of one record, to the crash it belongs to when it is one.
+    fn add(
+        &mut self,
+        out: &mut Vec<(Vec<usize>, Failure)>,
+        events: &[crate::event::Event],
+        idx: usize,
+        f: Failure,
+    ) {
+        let ev = &events[idx];
+        let banner = match f.shape {
+            Shape::CppFatal => crate::parse::abort::banner_text(&ev.message).map(str::to_string),
+            _ => None,
+        };
+        let near = self
+            .last
+            .get(&ev.file)
+            .filter(|(_, line)| ev.line.saturating_sub(*line) <= DUMP_GAP)
+            .map(|&(at, _)| at);
+        let joined = match (&banner, f.shape) {
+            (Some(b), _) if self.by_banner.contains_key(b) => self.by_banner.get(b).copied(),
+            // absl's dump after faulthandler's, or after the failed check that aborted.
+            (Some(_), _) if !f.requested_stop() => near.filter(|&at| {
+                let other = &out[at].1;
+                other.shape == Shape::PythonFatal || other.kind == "Check failed"
+            }),
+            // faulthandler's dump after absl's (or another copy of one crash's), or after a
+            // failed check.
+            (None, Shape::PythonFatal) => near.filter(|&at| {
+                let other = &out[at].1;
+                other.shape == Shape::CppFatal && !other.requested_stop()
+                    || other.shape == Shape::PythonFatal && self.crashes.contains(&at)
+            }),
+            _ => None,
+        };
+        let at = match joined {
+            Some(at) => {
+                let other = &out[at].1;
+                let whole = |e: &crate::event::Event| e.message.contains('\n');
+                // The Python side tells more than the signal, and a dump read whole (the
+                // crashed process's own stderr) more than one told a line a record (a copy
+                // streamed to the driver): it leads.
+                let leads = f.shape == Shape::PythonFatal
+                    && (other.kind.starts_with("SIG")
+                        || other.shape == Shape::PythonFatal
+                            && whole(ev)
+                            && !out[at].0.first().is_some_and(|&i| whole(&events[i])));
+                if leads {
+                    out[at].0.insert(0, idx);
+                    out[at].1 = f;
+                } else {
+                    out[at].0.push(idx);
+                }
+                at
+            }
+            None => {
+                out.push((vec![idx], f));
+                out.len() - 1
+            }
+        };
+        if let Some(b) = banner {
+            self.by_banner.entry(b).or_insert(at);
+            self.crashes.insert(at);
+        }
+        if out[at].1.shape == Shape::PythonFatal
+            && out[at].1.frame.is_none()
+            && !ev.message.contains('\n')
+        {
+            self.alone.insert(ev.file, (at, ev.line));
+        }
+        if matches!(out[at].1.shape, Shape::CppFatal | Shape::PythonFatal) {
+            self.last.insert(ev.file, (at, ev.line));
+        }
+    }
+
+    /// A frame of a faulthandler dump told one line a record, after its head: the first
+    /// outside Ray and the runtime names where it failed. Whether `ev` was one.
+    fn frame_alone(&mut self, out: &mut [(Vec<usize>, Failure)], ev: &crate::event::Event) -> bool {
+        let Some(&(at, line)) = self.alone.get(&ev.file) else {
+            return false;
+        };
+        let text = ev.message.as_str();
+        if ev.line.saturating_sub(line) > DUMP_GAP || text.contains('\n') {
+            self.alone.remove(&ev.file);
+            return false;
+        }
+        if let Some((path, no, func)) = fault_frame(text) {
+            self.alone.insert(ev.file, (at, ev.line));
+            let f = &mut out[at].1;
+            if !is_ray_or_runtime(&path) {
+                if f.shape == Shape::PythonFatal && f.frame.is_none() {
+                    f.frame = Some(shown_frame(&path, &no, &func));
+                }
+                self.alone.remove(&ev.file);
+            }
+            return true;
+        }
+        let t = after_stream_prefix(text).trim();
+        if t.ends_with("(most recent call first):") || t.is_empty() {
+            self.alone.insert(ev.file, (at, ev.line));
+            return true;
+        }
+        self.alone.remove(&ev.file);
+        false
+    }
+}
+
+/// A line after the prefix a driver streams a worker's output with, colored or not
+/// (`\x1b[36m(decode_frame pid=3015)\x1b[0m `); the line itself when it has none.
+fn after_stream_prefix(line: &str) -> &str {
+    let plain = line
+        .strip_prefix("\x1b[")
+        .and_then(|r| r.split_once('m'))
+        .map_or(line, |(_, r)| r);
+    let Some((_, after)) = plain.strip_prefix('(').and_then(|r| r.split_once(')')) else {
+        return line;
+    };
+    let after = after.strip_prefix("\x1b[0m").unwrap_or(after);
+    after.strip_prefix(' ').unwrap_or(after)
+}
+
 /// Texts without levels: stdout and stderr, a pasted file.
 pub(crate) fn raw_text(kind: crate::event::SourceKind) -> bool {
     use crate::event::SourceKind as K;
@@ -141,6 +307,9 @@ pub(crate) fn raw_text(kind: crate::event::SourceKind) -> bool {
 
 /// Reads a failure out of one record's text, if it holds one.
 pub fn failure(text: &str) -> Option<Failure> {
+    if let Some(f) = faulthandler(text) {
+        return Some(f);
+    }
     if let Some(at) = text.find(TRACEBACK) {
         return Some(python(&text[at + TRACEBACK.len()..]));
     }
@@ -175,7 +344,7 @@ fn python(after: &str) -> Failure {
     for (i, line) in lines.iter().enumerate() {
         let trimmed = line.trim_start();
         if let Some(f) = frame_of(trimmed) {
-            let shown = format!("{}:{} in {}", short_path(&f.0), f.1, f.2);
+            let shown = shown_frame(&f.0, &f.1, &f.2);
             if let Some(part) = ray_part(&f.0) {
                 if !ray_parts.contains(&part) {
                     ray_parts.push(part);
@@ -271,7 +440,93 @@ fn ray_part(path: &str) -> Option<String> {
 
 fn short_path(path: &str) -> String {
     let parts: Vec<&str> = path.rsplit('/').take(2).collect();
+    // A job's `working_dir` is unpacked in a folder named by its hash, which says nothing.
+    if parts.get(1).is_some_and(|p| p.starts_with("_ray_pkg_")) {
+        return parts[0].to_string();
+    }
     parts.into_iter().rev().collect::<Vec<_>>().join("/")
+}
+
+/// `jobs.py:57 in decode_frame`.
+fn shown_frame(path: &str, line: &str, func: &str) -> String {
+    format!("{}:{line} in {func}", short_path(path))
+}
+
+/// CPython's faulthandler dump: `Fatal Python error: <what>`, then for each thread a block
+/// `Current thread 0x… (most recent call first):` (or `Thread 0x…`, or `Stack` when it dumps
+/// one thread) of frames `File "<path>", line <n> in <function>`, the innermost first. The
+/// frame is the innermost outside Ray and the runtime of the thread that failed (the block
+/// `Current thread` or `Stack`, else the first); lines may carry a driver's prefix.
+fn faulthandler(text: &str) -> Option<Failure> {
+    let at = text.find("Fatal Python error:")?;
+    let mut lines = text[at..].lines();
+    let message = crate::parse::abort::fatal_python_error(lines.next()?.trim_end())?;
+    // The frames of each block: (the failing thread's, frames).
+    let mut blocks: Vec<(bool, Vec<Frame>)> = Vec::new();
+    for line in lines {
+        let t = line.trim_end();
+        if let Some(head) = t.strip_suffix("(most recent call first):") {
+            let failing = head.contains("Current thread") || head.trim_end().ends_with("Stack");
+            blocks.push((failing, Vec::new()));
+        } else if let Some(f) = fault_frame(t) {
+            match blocks.last_mut() {
+                Some((_, frames)) => frames.push(f),
+                None => blocks.push((true, vec![f])),
+            }
+        }
+    }
+    let frames = blocks
+        .iter()
+        .find(|(failing, _)| *failing)
+        .or(blocks.first())
+        .map(|(_, frames)| frames.as_slice())
+        .unwrap_or_default();
+    let mut ray_parts: Vec<String> = Vec::new();
+    for (path, _, _) in frames {
+        if let Some(part) = ray_part(path) {
+            if !ray_parts.contains(&part) {
+                ray_parts.push(part);
+            }
+        }
+    }
+    // Innermost first: the first frame outside Ray, else the first of a Ray component's own
+    // code.
+    let frame = frames
+        .iter()
+        .find(|(path, _, _)| !is_ray_or_runtime(path))
+        .or_else(|| {
+            frames.iter().find(|(path, _, _)| {
+                ray_part(path).is_some()
+                    && !path.contains("/ray/_private/")
+                    && !path.contains("/ray/_raylet")
+            })
+        })
+        .map(|(path, no, func)| shown_frame(path, no, func));
+    Some(Failure {
+        shape: Shape::PythonFatal,
+        kind: "Fatal Python error".to_string(),
+        message: message.to_string(),
+        frame,
+        cut_off: false,
+        ray_parts,
+    })
+}
+
+/// A frame: (path, line, function).
+type Frame = (String, String, String);
+
+/// A faulthandler frame, anywhere in the line: `File "/app/jobs.py", line 57 in decode_frame`
+/// → (path, line, function).
+fn fault_frame(line: &str) -> Option<Frame> {
+    let at = line.find("File \"")?;
+    let rest = &line[at + "File \"".len()..];
+    let (path, rest) = rest.split_once('"')?;
+    let rest = rest.strip_prefix(", line ")?;
+    let (num, func) = rest.split_once(" in ")?;
+    if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((path.to_string(), num.to_string(), func.trim().to_string()))
 }
 
 /// A line at column 0 that names an exception: `ValueError: x`, `ray.exceptions.RayTaskError(KeyError): x`,
@@ -352,7 +607,15 @@ fn cpp_fatal(text: &str) -> Option<Failure> {
             return Some(Failure {
                 shape: Shape::CppFatal,
                 kind: "Check failed".to_string(),
-                message: line[i + "Check failed: ".len()..].trim().to_string(),
+                // An event file writes the record's line breaks as `\n` (`replaceLineFeed`),
+                // JSON-escaped again when it is read as text (`\\n`).
+                message: line[i + "Check failed: ".len()..]
+                    .split("\\n")
+                    .next()
+                    .unwrap_or_default()
+                    .trim_end_matches('\\')
+                    .trim()
+                    .to_string(),
                 frame: cpp_location(line),
                 cut_off: false,
                 ray_parts: Vec::new(),
@@ -360,17 +623,30 @@ fn cpp_fatal(text: &str) -> Option<Failure> {
         }
         if let Some(i) = line.find("*** SIG") {
             let sig = line[i + 4..].split_whitespace().next().unwrap_or("signal");
+            let message = if crate::parse::abort::asks_to_stop(sig) {
+                "the process was told to stop"
+            } else {
+                "the process was killed by a fatal signal"
+            };
             return Some(Failure {
                 shape: Shape::CppFatal,
                 kind: sig.to_string(),
-                message: "the process was killed by a fatal signal".to_string(),
-                frame: None,
+                message: message.to_string(),
+                frame: pc_symbol(text),
                 cut_off: false,
                 ray_parts: Vec::new(),
             });
         }
     }
     None
+}
+
+/// The function absl's dump names where the signal came (`PC: @ 0x7f… (unknown)
+/// epoll_wait` → `epoll_wait`), when the symbol is known.
+fn pc_symbol(text: &str) -> Option<String> {
+    let line = text.lines().find_map(|l| Some(&l[l.find("PC: @")?..]))?;
+    let symbol = line.split_whitespace().last()?;
+    (symbol != "(unknown)" && !symbol.starts_with("0x")).then(|| symbol.to_string())
 }
 
 /// `[… F 21 21] task_manager.cc:123: Check failed` → `task_manager.cc:123`.
@@ -462,6 +738,89 @@ FileNotFoundError: [Errno 2] No such file or directory: '/models/weights.pt'"#;
         );
     }
 
+    /// Ray 2.9.3, a task that called `ctypes.string_at(0)` in `decode_frame`: the first
+    /// frame outside Ray and the standard library, innermost first.
+    const FAULTHANDLER: &str = "Fatal Python error: Segmentation fault\n\nStack (most recent call first):\n  File \"/home/ray/anaconda3/lib/python3.11/ctypes/__init__.py\", line 519 in string_at\n  File \"/tmp/ray/session_2026-12-06_08-26-51_265186_2494/runtime_resources/working_dir_files/_ray_pkg_d27099ac56c886be/jobs.py\", line 53 in decode_frame\n  File \"/home/ray/anaconda3/lib/python3.11/site-packages/ray/_private/worker.py\", line 847 in main_loop\n  File \"/home/ray/anaconda3/lib/python3.11/site-packages/ray/_private/workers/default_worker.py\", line 282 in <module>\n\nExtension modules: msgpack._cmsgpack, google._upb._message (total: 2)";
+
+    #[test]
+    fn a_faulthandler_dump_gives_the_fatal_error_and_the_users_frame() {
+        let f = failure(FAULTHANDLER).unwrap();
+        assert_eq!(f.shape, Shape::PythonFatal);
+        assert_eq!(
+            f.headline(),
+            "Fatal Python error: Segmentation fault at jobs.py:53 in decode_frame"
+        );
+        assert_eq!(f.verb(), "aborted with");
+        assert!(!f.requested_stop());
+        // Every thread dumped: the one that failed is the current one.
+        let threads = "Fatal Python error: Aborted\n\nThread 0x00007f3c6bfff6c0 (most recent call first):\n  File \"/app/poller.py\", line 8 in poll\n\nCurrent thread 0x00007f3c8b7fe740 (most recent call first):\n  File \"/usr/lib/python3.11/threading.py\", line 324 in wait\n  File \"/app/model.py\", line 12 in load\n  File \"/app/model.py\", line 30 in <module>";
+        let f = failure(threads).unwrap();
+        assert_eq!(f.message, "Aborted");
+        assert_eq!(f.frame.as_deref(), Some("app/model.py:12 in load"));
+    }
+
+    #[test]
+    fn absl_dumps_name_their_signal_and_a_sigterm_is_a_stop() {
+        let segv = "*** SIGSEGV received at time=1796545631 on cpu 0 ***\nPC: @     0x7f4179985ad8  (unknown)  (unknown)\n    @     0x7f417985a050  (unknown)  (unknown)";
+        let f = failure(segv).unwrap();
+        assert_eq!(
+            f.headline(),
+            "SIGSEGV: the process was killed by a fatal signal"
+        );
+        assert!(!f.requested_stop());
+        let term = "*** SIGTERM received at time=1796546550 on cpu 1 ***\nPC: @     0x7fadbd6ed545  (unknown)  clock_nanosleep\n    @ ... and at least 3 more frames";
+        let f = failure(term).unwrap();
+        assert!(f.requested_stop());
+        assert_eq!(
+            f.headline(),
+            "SIGTERM: the process was told to stop at clock_nanosleep"
+        );
+    }
+
+    /// One crash printed four times (absl's dump raw and through the logger in the worker's
+    /// stderr, the logger's copy in its core worker log, faulthandler's dump after them, and
+    /// the driver's streamed copy told a line a record) is one failure, led by the dump
+    /// read whole.
+    #[test]
+    fn the_dumps_of_one_crash_are_one_failure() {
+        use crate::event::{Event, SourceKind};
+        let ev = |file: u32, line: u32, kind: SourceKind, text: &str| {
+            let mut e = Event::new(line, text);
+            e.file = file;
+            e.kind = kind;
+            e
+        };
+        let banner = "*** SIGSEGV received at time=1796545631 on cpu 0 ***";
+        let logged = format!("{banner}\n[2026-12-06 08:27:11,608 E 3015 3015] logging.cc:361: PC: @     0x7f4179985ad8  (unknown)  (unknown)");
+        let driver = |t: &str| format!("\x1b[36m(decode_frame pid=3015)\x1b[0m {t}");
+        let events = vec![
+            ev(0, 7, SourceKind::JobDriver, &driver(banner)),
+            ev(0, 10, SourceKind::JobDriver, &driver("Fatal Python error: Segmentation fault")),
+            ev(0, 11, SourceKind::JobDriver, &driver("")),
+            ev(0, 12, SourceKind::JobDriver, &driver("Stack (most recent call first):")),
+            ev(0, 13, SourceKind::JobDriver, &driver("  File \"/tmp/ray/session_x/runtime_resources/working_dir_files/_ray_pkg_d2/jobs.py\", line 53 in decode_frame")),
+            ev(1, 3, SourceKind::Worker, &format!("{banner}\nPC: @     0x7f4179985ad8  (unknown)  (unknown)")),
+            ev(1, 6, SourceKind::Worker, &logged),
+            ev(2, 50, SourceKind::CoreWorker, &logged),
+            ev(1, 9, SourceKind::Worker, FAULTHANDLER),
+        ];
+        let found = failures(&events, |_| true);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let (idxs, f) = &found[0];
+        assert_eq!(idxs[0], 8, "{idxs:?}");
+        assert_eq!(idxs.len(), 6, "{idxs:?}");
+        assert_eq!(
+            f.headline(),
+            "Fatal Python error: Segmentation fault at jobs.py:53 in decode_frame"
+        );
+        // The driver's copy alone still finds its frame in the records after it.
+        let found = failures(&events[..5], |_| true);
+        assert_eq!(
+            found[0].1.frame.as_deref(),
+            Some("jobs.py:53 in decode_frame")
+        );
+    }
+
     #[test]
     fn go_panics_and_cpp_checks() {
         let go = "panic: runtime error: invalid memory address or nil pointer dereference\n[signal SIGSEGV: segmentation violation]\n\ngoroutine 312 [running]:\ngithub.com/ray-project/kuberay/ray-operator/controllers/ray.(*RayServiceReconciler).Reconcile(0xc000)\n\t/workspace/controllers/ray/rayservice_controller.go:120 +0x1a";
@@ -476,6 +835,16 @@ FileNotFoundError: [Errno 2] No such file or directory: '/models/weights.pt'"#;
         let f = failure(cpp).unwrap();
         assert_eq!(f.kind, "Check failed");
         assert_eq!(f.frame.as_deref(), Some("node_manager.cc:1043"));
+        // The same check in an event file (Ray 2.9.3), its line breaks written as `\n`, as
+        // the file holds it and as its JSON decodes.
+        let event = r#"{"custom_fields":{},"label":"RAY_FATAL_CHECK_FAILED","message":"core_worker.cc:1:  Check failed: _s.ok() Bad status: IOError: Broken pipe\\n*** StackTrace Information ***\\n/home/ray/anaconda3/lib/python3.11/site-packages/ray/_raylet.so(+0xfe93da) [0x7fb185be93da] ray::operator<<()"}"#;
+        for text in [event.to_string(), event.replace(r"\\", r"\")] {
+            assert_eq!(
+                failure(&text).unwrap().message,
+                "_s.ok() Bad status: IOError: Broken pipe",
+                "{text}"
+            );
+        }
         assert!(failure("all is well").is_none());
     }
 }

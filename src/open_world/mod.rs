@@ -206,8 +206,8 @@ type Failures = BTreeMap<(String, String), (exceptions::Failure, Vec<usize>)>;
 /// Component failures: a record that holds a whole failure, or a traceback told one line a
 /// record (`kubectl logs --timestamps`, raw stderr), put back together. Failures the baseline
 /// knows, caught ones and requested stops are left out; a group of which a rule used one
-/// record is dropped whole. Also returns every record a kept failure holds (`used`): the
-/// error templates do not count them again.
+/// record is dropped whole. Also returns every record a kept failure or a requested stop
+/// holds (`used`): the error templates do not count them again.
 fn component_failures(
     events: &[Event],
     baseline: &Baseline,
@@ -218,7 +218,12 @@ fn component_failures(
         BTreeMap::new();
     for (idxs, f) in exceptions::failures(events, is_log_kind) {
         let first = &events[idxs[0]];
-        if !reports_failure(first) || stopped_on_purpose(&first.message) {
+        if f.requested_stop() || stopped_on_purpose(&first.message) {
+            // Told to stop: no failure, and no error record of an unknown kind either.
+            used.extend(idxs.iter().copied());
+            continue;
+        }
+        if !reports_failure(first) {
             continue;
         }
         let noise = templates::masked(&format!("{}: {}", f.kind, f.message));
@@ -254,7 +259,8 @@ fn report_failures(out: &mut Builder, events: &[Event], failures: Failures) {
         match exception_catalogue_id(&f, first.kind) {
             Some(id) if out.can_map(id) => {
                 let summary = format!(
-                    "{component} raised {}{} (the rules that usually decide this did not see their usual lines)",
+                    "{component} {} {}{} (the rules that usually decide this did not see their usual lines)",
+                    f.verb(),
                     f.headline(),
                     times(records(events, &idxs))
                 );
@@ -288,7 +294,8 @@ fn report_generic_failures(
         .take(3)
         .map(|(c, f, idxs)| {
             format!(
-                "{c} raised {}{}",
+                "{c} {} {}{}",
+                f.verb(),
                 f.headline(),
                 times(records(events, idxs))
             )
@@ -557,9 +564,13 @@ fn reports_failure(ev: &Event) -> bool {
         || exceptions::raw_text(ev.kind)
 }
 
-/// A process that reports it was told to stop (`ray stop`, a pod deletion) did not fail.
+/// A process that reports it was told to stop (`ray stop`, a pod deletion) did not fail:
+/// Ray's own words, or the dump absl writes of a `SIGTERM` (`*** SIGTERM received at …`).
 fn stopped_on_purpose(text: &str) -> bool {
-    text.contains("Terminated with signal 15") || text.contains("terminated with signal 15")
+    text.contains("Terminated with signal 15")
+        || text.contains("terminated with signal 15")
+        || crate::parse::abort::signal_banner(text)
+            .is_some_and(|(signal, _)| crate::parse::abort::asks_to_stop(signal))
 }
 
 /// Logs, as opposed to Kubernetes objects, describes and event tables.
@@ -693,6 +704,38 @@ mod tests {
         assert_eq!(rule.id, COMPONENT_EXCEPTION);
         assert!(ow.findings[0].summary.contains("ApiException: (403)"));
         assert!(ow.findings[0].summary.contains("the Ray autoscaler"));
+    }
+
+    /// `ray stop` makes absl print a SIGTERM dump in every Ray process (Ray 2.9.3 to 2.40.0):
+    /// a request to stop is no failure, and its lines are no unknown error records either,
+    /// whatever level a copy was written at. A crash's dump is a failure.
+    #[test]
+    fn a_sigterm_dump_is_no_failure_and_a_segfault_is() {
+        let term = "*** SIGTERM received at time=1796545322 on cpu 0 ***\n[2026-12-06 08:22:02,681 E 27804 27804] logging.cc:361: PC: @     0x7fcca9b26f36  (unknown)  epoll_wait\n[2026-12-06 08:22:02,682 E 27804 27804] logging.cc:361:     @ ... and at least 8 more frames";
+        let evs = vec![
+            log(SourceKind::Raylet, Level::Error, term),
+            log(SourceKind::Worker, Level::Warning, term),
+            log(SourceKind::CoreWorker, Level::Error, term),
+        ];
+        let ow = analyze(&evs, &[], &[], &Baseline::parse(""));
+        assert!(ow.findings.is_empty(), "{:?}", ow.findings);
+        assert!(ow.unrecognised.is_empty(), "{:?}", ow.unrecognised);
+        let segv = term.replace("SIGTERM", "SIGSEGV");
+        let ow = analyze(
+            &[log(SourceKind::Worker, Level::Critical, &segv)],
+            &[],
+            &[],
+            &Baseline::parse(""),
+        );
+        assert_eq!(ow.findings.len(), 1);
+        assert_eq!(ow.rules[ow.findings[0].rule].id, COMPONENT_EXCEPTION);
+        assert!(
+            ow.findings[0]
+                .summary
+                .starts_with("a Ray worker aborted with SIGSEGV: the process was killed by a fatal signal at epoll_wait"),
+            "{}",
+            ow.findings[0].summary
+        );
     }
 
     fn operator_error(message: &str, error: &str) -> Event {

@@ -6,6 +6,7 @@
 //! no grammar recognises becomes an event holding its raw text, with no time, and is counted
 //! in `unparsed_lines`. Parsers leave `Event::file` and `Event::kind` to the pipeline.
 
+pub mod abort;
 pub mod block_time;
 pub mod describe;
 pub mod fold_key;

@@ -5,13 +5,18 @@
 //!
 //! Unprefixed lines (stack traces, OOM details, `[state-dump]` and debug-state blocks) fold
 //! into the record above them. `.err` files that are plain stderr redirects also carry glog
-//! headers (`F0411 07:43:44.182159  123 file.cc:12] …`) and absl's failure-signal banner
-//! (`*** SIGSEGV received at time=… ***`); both start records of their own.
+//! headers (`F0411 07:43:44.182159  123 file.cc:12] …`), absl's failure-signal banner
+//! (`*** SIGSEGV received at time=… ***`) and CPython's `Fatal Python error: …`
+//! (`parse::abort`); each starts a record of its own, and its dump's lines fold into it. The
+//! frame lines of an absl dump that Ray's logger writes again as records of their own
+//! (`[…] logging.cc:361:     @ 0x…`) continue the logged banner's record, so one dump is one
+//! record in either spelling.
 //!
 //! It must not resolve zones or years: Ray's stamps stay `RawTime::Naive`, glog's
 //! `RawTime::NoYear`.
 
 use crate::event::{Event, Level, Micros, RawTime, Text, MICROS_PER_SEC};
+use crate::parse::abort;
 use crate::parse::lines::{parse_records, Continuation};
 use crate::parse::primitives::{date_time, klog_header, rsplit_once_byte, split_once_byte};
 use crate::parse::ray_record::{file_line, json_record, split_word};
@@ -37,7 +42,8 @@ pub fn head_at(line: &str, samples: &mut Vec<Micros>, detail: &Detail) -> Option
     match line.as_bytes().first()? {
         b'[' => text_head(line, detail),
         b'{' => json_head(line, samples),
-        b'I' | b'W' | b'E' | b'F' => glog_head(line),
+        b'I' | b'W' | b'E' => glog_head(line),
+        b'F' => glog_head(line).or_else(|| fatal_python_head(line)),
         b'*' => signal_head(line),
         _ => None,
     }
@@ -55,13 +61,23 @@ fn text_head(line: &str, detail: &Detail) -> Option<Event> {
     if level_tok.len() != 1 {
         return None;
     }
-    let level = Level::parse(level_tok)?;
+    let mut level = Level::parse(level_tok)?;
     let (pid, rest) = rest.split_once(' ')?;
     let (tid, rest) = rest.split_once(']')?;
     if !is_digits(pid) || !is_digits(tid) {
         return None;
     }
     let mut rest = rest.strip_prefix(' ').unwrap_or(rest);
+    // An absl dump written again through the logger: its frame lines continue the banner's
+    // record, and a banner of a request to stop is no error, whatever level Ray wrote it at.
+    if let Some(msg) = abort::logged_by_signal_writer(rest) {
+        if abort::absl_frame(msg) {
+            return None;
+        }
+        if let Some((signal, _)) = abort::signal_banner(msg) {
+            level = level.min(abort::signal_level(signal));
+        }
+    }
     let raw = RawTime::Naive(local);
     if !detail.full_at(Some(&raw), level) {
         return Some(Event::light(Some(raw), level));
@@ -149,14 +165,23 @@ fn glog_head(line: &str) -> Option<Event> {
 }
 
 /// absl's failure signal handler: `*** SIGSEGV received at time=1712345678 on cpu 3 ***`.
-/// The epoch seconds make it the one crash line with an exact time.
-fn signal_head(line: &str) -> Option<Event> {
-    let rest = line.strip_prefix("*** SIG")?;
-    let (_, after) = rest.split_once(" received at time=")?;
-    let secs: String = after.chars().take_while(char::is_ascii_digit).collect();
-    let secs = secs.parse::<i64>().ok()?;
+/// The epoch seconds make it the one crash line with an exact time. A crash is critical; a
+/// request to stop (`SIGTERM`, what `ray stop` sends) a warning.
+pub fn signal_head(line: &str) -> Option<Event> {
+    if !line.starts_with("*** SIG") {
+        return None;
+    }
+    let (signal, secs) = abort::signal_banner(line)?;
     let mut ev = Event::new(0, line);
     ev.raw_time = Some(RawTime::Utc(secs.saturating_mul(MICROS_PER_SEC)));
+    ev.level = abort::signal_level(signal);
+    Some(ev)
+}
+
+/// CPython's faulthandler: `Fatal Python error: Segmentation fault`, without a time.
+pub fn fatal_python_head(line: &str) -> Option<Event> {
+    abort::fatal_python_error(line)?;
+    let mut ev = Event::new(0, line);
     ev.level = Level::Critical;
     Some(ev)
 }
@@ -267,6 +292,52 @@ mod tests {
              PC: @     0x7f1 (unknown)  raise",
             "1+3 Y04-11+27824182159 critical - {tid=123 file=raylet_client.cc lineno=12} | Check failed: ok⏎*** Check failure stack trace: ***⏎    @     0x7f0 google::LogMessage::Fail()\n\
              4+2 U2024-04-11T07:43:44.000Z critical - | *** SIGABRT received at time=1712821424 on cpu 3 ***⏎PC: @     0x7f1 (unknown)  raise\n",
+        );
+    }
+
+    /// Ray 2.9.3's `dashboard.err` after `ray stop`: absl's dump of the SIGTERM, then the
+    /// same through Ray's logger, each frame a stamped line, with the raylet's message
+    /// streamed in between. Each copy is one record, at warning: a request to stop.
+    #[test]
+    fn a_sigterm_dump_and_its_copy_through_the_logger_are_one_record_each() {
+        check(
+            "*** SIGTERM received at time=1796545250 on cpu 0 ***\n\
+             PC: @     0x7f19f6d26f36  (unknown)  epoll_wait\n\
+             \x20   @     0x7f19f6c5a050  103206744  (unknown)\n\
+             \x20   @     0x7f19f5d14e80  (unknown)  (unknown)\n\
+             \x20   @     0x7f19f7256240  (unknown)  (unknown)\n\
+             [2026-12-06 08:20:50,628 E 27411 27411] logging.cc:361: *** SIGTERM received at time=1796545250 on cpu 0 ***\n\
+             [2026-12-06 08:20:50,628 E 27411 27411] logging.cc:361: PC: @     0x7f19f6d26f36  (unknown)  epoll_wait\n\
+             [2026-12-06 08:20:50,628 E 27411 27411] logging.cc:361:     @     0x7f19f6c5a050  103206744  (unknown)\n\
+             \x1b[33m(raylet)\x1b[0m The autoscaler failed with the following error:\n\
+             Terminated with signal 15\n\
+             [2026-12-06 08:20:50,630 E 27411 27411] logging.cc:361:     @     0x7f19f5d14e80  (unknown)  (unknown)\n\
+             [2026-12-06 08:20:50,631 E 27411 27411] logging.cc:361:     @ ... and at least 8 more frames\n\
+             [2026-12-06 08:20:51,000 I 27411 27411] core_worker.cc:1: next",
+            "1+5 U2026-12-06T08:20:50.000Z warning - | *** SIGTERM received at time=1796545250 on cpu 0 ***⏎PC: @     0x7f19f6d26f36  (unknown)  epoll_wait⏎    @     0x7f19f6c5a050  103206744  (unknown)⏎    @     0x7f19f5d14e80  (unknown)  (unknown)⏎    @     0x7f19f7256240  (unknown)  (unknown)\n\
+             6+7 N2026-12-06T08:20:50.628Z warning - {pid=27411 tid=27411 file=logging.cc lineno=361} | *** SIGTERM received at time=1796545250 on cpu 0 ***⏎[2026-12-06 08:20:50,628 E 27411 27411] logging.cc:361: PC: @     0x7f19f6d26f36  (unknown)  epoll_wait⏎[2026-12-06 08:20:50,628 E 27411 27411] logging.cc:361:     @     0x7f19f6c5a050  103206744  (unknown)⏎\x1b[33m(raylet)\x1b[0m The autoscaler failed with the following error:⏎Terminated with signal 15⏎[2026-12-06 08:20:50,630 E 27411 27411] logging.cc:361:     @     0x7f19f5d14e80  (unknown)  (unknown)⏎[2026-12-06 08:20:50,631 E 27411 27411] logging.cc:361:     @ ... and at least 8 more frames\n\
+             13+1 N2026-12-06T08:20:51.000Z info - {pid=27411 tid=27411 file=core_worker.cc lineno=1} | next\n",
+        );
+    }
+
+    /// A crash's dump keeps its level, through the logger (`E`) or raw (critical); a
+    /// faulthandler dump in a `.err` read as C++ is a record of its own (Ray 2.9.3, a task
+    /// that dereferenced a null pointer).
+    #[test]
+    fn a_segfault_dump_and_faulthandlers_are_records_of_their_own() {
+        check(
+            "[2026-12-06 08:27:11,608 E 3015 3015] logging.cc:361: *** SIGSEGV received at time=1796545631 on cpu 0 ***\n\
+             [2026-12-06 08:27:11,608 E 3015 3015] logging.cc:361: PC: @     0x7f4179985ad8  (unknown)  (unknown)\n\
+             [2026-12-06 08:27:11,608 E 3015 3015] logging.cc:361:     @     0x7f417985a050  (unknown)  (unknown)\n\
+             Fatal Python error: Segmentation fault\n\
+             \n\
+             Stack (most recent call first):\n\
+             \x20 File \"/home/ray/anaconda3/lib/python3.11/ctypes/__init__.py\", line 519 in string_at\n\
+             \x20 File \"/tmp/ray/session_2026-12-06_08-26-51_265186_2494/runtime_resources/working_dir_files/_ray_pkg_d27099ac56c886be/jobs.py\", line 53 in decode_frame\n\
+             \n\
+             Extension modules: msgpack._cmsgpack, google._upb._message (total: 2)",
+            "1+3 N2026-12-06T08:27:11.608Z error - {pid=3015 tid=3015 file=logging.cc lineno=361} | *** SIGSEGV received at time=1796545631 on cpu 0 ***⏎[2026-12-06 08:27:11,608 E 3015 3015] logging.cc:361: PC: @     0x7f4179985ad8  (unknown)  (unknown)⏎[2026-12-06 08:27:11,608 E 3015 3015] logging.cc:361:     @     0x7f417985a050  (unknown)  (unknown)\n\
+             4+7 - critical - | Fatal Python error: Segmentation fault⏎⏎Stack (most recent call first):⏎  File \"/home/ray/anaconda3/lib/python3.11/ctypes/__init__.py\", line 519 in string_at⏎  File \"/tmp/ray/session_2026-12-06_08-26-51_265186_2494/runtime_resources/working_dir_files/_ray_pkg_d27099ac56c886be/jobs.py\", line 53 in decode_frame⏎⏎Extension modules: msgpack._cmsgpack, google._upb._message (total: 2)\n",
         );
     }
 

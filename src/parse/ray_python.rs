@@ -45,6 +45,10 @@ fn head_at(line: &str, samples: &mut Vec<Micros>, detail: &Detail) -> Option<Eve
         b'[' if line.as_bytes().get(1).is_some_and(u8::is_ascii_digit) => {
             crate::parse::ray_cpp::head_at(line, samples, detail)
         }
+        // A Python process's stderr (`dashboard.err`) holds the dumps it aborts with
+        // (`parse::abort`): each starts a record, whose lines fold into it.
+        b'*' => crate::parse::ray_cpp::signal_head(line),
+        b'F' => crate::parse::ray_cpp::fatal_python_head(line),
         _ => None,
     }
 }
@@ -410,6 +414,34 @@ mod tests {
             "2024-01-01 00:00:00,000\tERROR agent.py:1 -- Failed\nTraceback (most recent call last):\n  File \"x.py\", line 1, in <module>\nValueError: bad\n\n2024-01-01 00:00:01,000\tINFO agent.py:2 -- next",
             "1+5 N2024-01-01T00:00:00.000Z error agent.py {file=agent.py lineno=1} | Failed⏎Traceback (most recent call last):⏎  File \"x.py\", line 1, in <module>⏎ValueError: bad⏎\n\
              6+1 N2024-01-01T00:00:01.000Z info agent.py {file=agent.py lineno=2} | next\n",
+        );
+    }
+
+    /// Ray 2.22.0's `dashboard.err` after `ray stop`: the raylet's message about the
+    /// autoscaler, then absl's dump of the dashboard's SIGTERM, raw and through the logger.
+    /// The dumps start records of their own instead of folding into the message above.
+    #[test]
+    fn abort_dumps_on_a_python_components_stderr_are_records() {
+        check(
+            "\x1b[33m(raylet)\x1b[0m The autoscaler failed with the following error:\n\
+             Terminated with signal 15\n\
+             \x20 File \"/home/ray/anaconda3/lib/python3.11/site-packages/ray/autoscaler/_private/monitor.py\", line 438, in _run\n\
+             \x20   time.sleep(AUTOSCALER_UPDATE_INTERVAL_S)\n\
+             \n\
+             *** SIGTERM received at time=1796546137 on cpu 0 ***\n\
+             PC: @     0x7f0a86926f36  (unknown)  epoll_wait\n\
+             \x20   @     0x7f0a8685a050  134508376  (unknown)\n\
+             [2026-12-06 08:35:37,157 E 18313 18313] logging.cc:365: *** SIGTERM received at time=1796546137 on cpu 0 ***\n\
+             [2026-12-06 08:35:37,157 E 18313 18313] logging.cc:365: PC: @     0x7f0a86926f36  (unknown)  epoll_wait\n\
+             Fatal Python error: Segmentation fault\n\
+             \n\
+             Current thread 0x00007f0a86a4e740 (most recent call first):\n\
+             \x20 File \"/app/model.py\", line 12 in load",
+            "1+5 - info - | \x1b[33m(raylet)\x1b[0m The autoscaler failed with the following error:⏎Terminated with signal 15⏎  File \"/home/ray/anaconda3/lib/python3.11/site-packages/ray/autoscaler/_private/monitor.py\", line 438, in _run⏎    time.sleep(AUTOSCALER_UPDATE_INTERVAL_S)⏎\n\
+             6+3 U2026-12-06T08:35:37.000Z warning - | *** SIGTERM received at time=1796546137 on cpu 0 ***⏎PC: @     0x7f0a86926f36  (unknown)  epoll_wait⏎    @     0x7f0a8685a050  134508376  (unknown)\n\
+             9+2 N2026-12-06T08:35:37.157Z warning - {pid=18313 tid=18313 file=logging.cc lineno=365} | *** SIGTERM received at time=1796546137 on cpu 0 ***⏎[2026-12-06 08:35:37,157 E 18313 18313] logging.cc:365: PC: @     0x7f0a86926f36  (unknown)  epoll_wait\n\
+             11+4 - critical - | Fatal Python error: Segmentation fault⏎⏎Current thread 0x00007f0a86a4e740 (most recent call first):⏎  File \"/app/model.py\", line 12 in load\n\
+             unparsed=1\n",
         );
     }
 

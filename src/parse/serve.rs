@@ -34,8 +34,16 @@ pub fn head(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
 /// [`head`], building the record at `detail` (only the text is ever light).
 fn head_at(line: &str, samples: &mut Vec<Micros>, detail: &Detail) -> Option<Event> {
     match line.as_bytes().first()? {
+        b'F' => text_head(line, detail).or_else(|| crate::parse::ray_cpp::fatal_python_head(line)),
         b'A'..=b'Z' => text_head(line, detail),
         b'{' => json_head(line, samples),
+        // A replica's or proxy's stderr (`worker-*.err`) interleaves its core worker's C++
+        // records and the dumps it aborts with (`parse::abort`): they start records of their
+        // own, never continue the Serve record above them.
+        b'[' if line.as_bytes().get(1).is_some_and(u8::is_ascii_digit) => {
+            crate::parse::ray_cpp::head_at(line, samples, detail)
+        }
+        b'*' => crate::parse::ray_cpp::signal_head(line),
         _ => None,
     }
 }
@@ -405,6 +413,27 @@ mod tests {
         check(
             "HELLO 2024-01-01 00:00:00,000 controller 1 -- x",
             "1+1 - info - | HELLO 2024-01-01 00:00:00,000 controller 1 -- x\nunparsed=1\n",
+        );
+    }
+
+    /// Ray 2.9.3, a proxy's `worker-*.err` (read as Serve by its lines) when its raylet was
+    /// killed: the core worker's failed check and its stack trace are one record of their
+    /// own, not the end of the Serve record above.
+    #[test]
+    fn a_failed_check_on_a_replicas_stderr_is_a_record() {
+        check(
+            "INFO 2026-12-06 09:29:55,703 proxy 10.244.0.5 proxy.py:1357 - Starting HTTP server on node: fdec1b0f4c822d172c4f6e40e08c9730508b75f091dc0cb1b9d73978 listening on port 8000\n\
+             INFO:     Started server process [30607]\n\
+             [2026-12-06 09:30:05,297 C 30607 30639] core_worker.cc:2694:  Check failed: _s.ok() Bad status: IOError: Broken pipe\n\
+             *** StackTrace Information ***\n\
+             /home/ray/anaconda3/lib/python3.11/site-packages/ray/_raylet.so(+0xfe93da) [0x7fb185be93da] ray::operator<<()\n\
+             *** SIGSEGV received at time=1796549281 on cpu 1 ***\n\
+             PC: @     0x7f0b57f85ad8  (unknown)  (unknown)\n\
+             Fatal Python error: Segmentation fault",
+            "1+2 N2026-12-06T09:29:55.703Z info proxy {component_id=10.244.0.5 file=proxy.py lineno=1357} | Starting HTTP server on node: fdec1b0f4c822d172c4f6e40e08c9730508b75f091dc0cb1b9d73978 listening on port 8000⏎INFO:     Started server process [30607]\n\
+             3+3 N2026-12-06T09:30:05.297Z critical - {pid=30607 tid=30639 file=core_worker.cc lineno=2694} | Check failed: _s.ok() Bad status: IOError: Broken pipe⏎*** StackTrace Information ***⏎/home/ray/anaconda3/lib/python3.11/site-packages/ray/_raylet.so(+0xfe93da) [0x7fb185be93da] ray::operator<<()\n\
+             6+2 U2026-12-06T09:28:01.000Z critical - | *** SIGSEGV received at time=1796549281 on cpu 1 ***⏎PC: @     0x7f0b57f85ad8  (unknown)  (unknown)\n\
+             8+1 - critical - | Fatal Python error: Segmentation fault\n",
         );
     }
 

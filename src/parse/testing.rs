@@ -57,7 +57,7 @@ pub(crate) fn render(input: &str, out: &ParseOutput) -> String {
 /// Feeds a parser many generated files made of real heads, continuation lines, junk bytes,
 /// CRLF and cut-off lines, and checks that every physical line lands in exactly one event.
 pub(crate) fn assert_covers_lines(parse: fn(&[u8], &mut ParseOutput)) {
-    const PIECES: [&[u8]; 16] = [
+    const PIECES: [&[u8]; 21] = [
         b"2023-07-10 11:24:38,590 WARNING agent.py:531 -- Exiting with SIGTERM immediately...",
         b"2024-03-25 21:30:20,999\tINFO utils.py:76 -- Run cmd[7]",
         b"[2022-01-17 03:12:42,168 I 449 449] io_service_pool.cc:35: IOServicePool is running.",
@@ -74,6 +74,11 @@ pub(crate) fn assert_covers_lines(parse: fn(&[u8], &mut ParseOutput)) {
         b"2026-03-04T07:42:11.446555630Z 2026-03-03 23:42:11,446\tINFO config.py:183 -- x",
         b"\xff\xfe\x00 junk \xc3",
         b"F0411 07:43:44.182159  123 raylet_client.cc:12] Check failed: ok",
+        b"*** SIGSEGV received at time=1796545631 on cpu 0 ***",
+        b"[2026-12-06 08:27:11,608 E 3015 3015] logging.cc:361:     @     0x7f417985a050  (unknown)",
+        b"Fatal Python error: Segmentation fault",
+        b"Stack (most recent call first):",
+        b"  File \"/app/jobs.py\", line 53 in decode_frame",
     ];
     let mut state = 0x9e37_79b9_7f4a_7c15_u64;
     let mut next = move || {

@@ -9,7 +9,9 @@
 //! attributed. Driver streaming prefixes (`(ServeReplica:app:Dep pid=4347, ip=…) `) and the
 //! dedup suffix (`[repeated 99x across cluster]`) become fields. Obvious continuations
 //! (indented lines, traceback framing, the final exception line, blank lines inside a
-//! traceback) fold into the previous record; every other line is its own record.
+//! traceback) fold into the previous record; every other line is its own record. An abort
+//! dump (`parse::abort`: CPython's faulthandler, absl's signal handler, a failed check's stack
+//! trace) is one record: its head, and the lines of its shape after it.
 //!
 //! It must not guess times for lines that carry none, and must not fold ordinary output
 //! into the record above it.
@@ -19,7 +21,7 @@ use std::borrow::Cow;
 use crate::event::{Event, Level, Micros, RawTime, Text};
 use crate::parse::lines::MAX_RECORD_LINES;
 use crate::parse::lines::{cap_message, decode, split_lines, strip_envelope, MAX_MESSAGE_BYTES};
-use crate::parse::{generic, ray_cpp, ray_python, serve, ParseOutput};
+use crate::parse::{abort, generic, ray_cpp, ray_python, serve, ParseOutput};
 
 pub fn parse(input: &[u8], out: &mut ParseOutput) {
     let mut reader = Reader::default();
@@ -76,7 +78,7 @@ enum Line {
     Fold,
 }
 
-/// Where we are inside a Python traceback.
+/// Where we are inside a Python traceback or an abort dump.
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
 enum Traceback {
     #[default]
@@ -85,6 +87,12 @@ enum Traceback {
     Frames,
     /// After the exception line: blank lines and chaining text still belong to it.
     AfterException,
+    /// After `Fatal Python error: …`: faulthandler's blocks of frames, blank lines between.
+    Faulthandler,
+    /// After absl's `*** SIGSEGV received at time=… ***`: `PC: @ …` and `@ …` frames.
+    Signal,
+    /// After a `Check failed: …` record: its stack trace.
+    Check,
 }
 
 #[derive(Default)]
@@ -104,8 +112,15 @@ impl Reader {
                 return Line::Fold;
             }
         }
+        let content = stream_prefix(line).map_or(line, |(_, rest)| rest);
         self.traceback = if line.starts_with("Traceback (most recent call last)") {
             Traceback::Frames
+        } else if abort::fatal_python_error(content).is_some() {
+            Traceback::Faulthandler
+        } else if abort::signal_banner(content).is_some() {
+            Traceback::Signal
+        } else if content.contains("Check failed") {
+            Traceback::Check
         } else {
             Traceback::Outside
         };
@@ -132,7 +147,20 @@ impl Reader {
         let indented = matches!(first, Some(b' ' | b'\t'));
         let chained = content.starts_with("During handling of the above exception")
             || content.starts_with("The above exception was the direct cause");
+        // An absl frame Ray's logger wrote again as a record continues the logged banner.
+        if abort::logged_absl_frame(content) {
+            return Some(self.traceback);
+        }
         match self.traceback {
+            // faulthandler's trailer is the last line it writes.
+            Traceback::Faulthandler if content.starts_with("Extension modules: ") => {
+                Some(Traceback::Outside)
+            }
+            Traceback::Faulthandler if abort::continues_faulthandler(content) => {
+                Some(Traceback::Faulthandler)
+            }
+            Traceback::Signal if abort::absl_frame(content) => Some(Traceback::Signal),
+            Traceback::Check if abort::continues_check(content) => Some(Traceback::Check),
             Traceback::Frames if first.is_none() || indented => Some(Traceback::Frames),
             Traceback::Frames if is_head(content) => None,
             // The first unindented line after the frames is the exception line.
@@ -470,6 +498,81 @@ mod tests {
             "[2024-01-01 00:00:00,000 E 5 6] core_worker.cc:1: Unhandled error\n{\"asctime\": \"2024-01-01 00:00:01,000\", \"levelname\": \"INFO\", \"message\": \"m\", \"filename\": \"t.py\", \"lineno\": 2}",
             "1+1 N2024-01-01T00:00:00.000Z error - {pid=5 tid=6 file=core_worker.cc lineno=1} | Unhandled error\n\
              2+1 N2024-01-01T00:00:01.000Z info t.py {file=t.py lineno=2} | m\n",
+        );
+    }
+
+    /// Ray 2.9.3, a task that dereferenced a null pointer: its `worker-*.err` holds absl's
+    /// dump of the SIGSEGV, the same through Ray's logger, then CPython's faulthandler dump.
+    /// Each is one record.
+    #[test]
+    fn a_segfaulted_workers_dumps_are_one_record_each() {
+        check(
+            ":job_id:02000000\n\
+             :task_name:decode_frame\n\
+             *** SIGSEGV received at time=1796545631 on cpu 0 ***\n\
+             PC: @     0x7f4179985ad8  (unknown)  (unknown)\n\
+             \x20   @     0x7f417985a050  (unknown)  (unknown)\n\
+             [2026-12-06 08:27:11,608 E 3015 3015] logging.cc:361: *** SIGSEGV received at time=1796545631 on cpu 0 ***\n\
+             [2026-12-06 08:27:11,608 E 3015 3015] logging.cc:361: PC: @     0x7f4179985ad8  (unknown)  (unknown)\n\
+             [2026-12-06 08:27:11,608 E 3015 3015] logging.cc:361:     @     0x7f417985a050  (unknown)  (unknown)\n\
+             Fatal Python error: Segmentation fault\n\
+             \n\
+             Stack (most recent call first):\n\
+             \x20 File \"/home/ray/anaconda3/lib/python3.11/ctypes/__init__.py\", line 519 in string_at\n\
+             \x20 File \"/tmp/ray/session_2026-12-06_08-26-51_265186_2494/runtime_resources/working_dir_files/_ray_pkg_d27099ac56c886be/jobs.py\", line 53 in decode_frame\n\
+             \x20 File \"/home/ray/anaconda3/lib/python3.11/site-packages/ray/_private/worker.py\", line 847 in main_loop\n\
+             \x20 File \"/home/ray/anaconda3/lib/python3.11/site-packages/ray/_private/workers/default_worker.py\", line 282 in <module>\n\
+             \n\
+             Extension modules: msgpack._cmsgpack, google._upb._message, psutil._psutil_linux, psutil._psutil_posix, setproctitle, yaml._yaml (total: 6)\n\
+             \n\
+             after",
+            "1+1 - info - {marker=job_id value=02000000} | :job_id:02000000\n\
+             2+1 - info - {marker=task_name value=decode_frame} | :task_name:decode_frame\n\
+             3+3 U2026-12-06T08:27:11.000Z critical - | *** SIGSEGV received at time=1796545631 on cpu 0 ***⏎PC: @     0x7f4179985ad8  (unknown)  (unknown)⏎    @     0x7f417985a050  (unknown)  (unknown)\n\
+             6+3 N2026-12-06T08:27:11.608Z error - {pid=3015 tid=3015 file=logging.cc lineno=361} | *** SIGSEGV received at time=1796545631 on cpu 0 ***⏎[2026-12-06 08:27:11,608 E 3015 3015] logging.cc:361: PC: @     0x7f4179985ad8  (unknown)  (unknown)⏎[2026-12-06 08:27:11,608 E 3015 3015] logging.cc:361:     @     0x7f417985a050  (unknown)  (unknown)\n\
+             9+9 - critical - | Fatal Python error: Segmentation fault⏎⏎Stack (most recent call first):⏎  File \"/home/ray/anaconda3/lib/python3.11/ctypes/__init__.py\", line 519 in string_at⏎  File \"/tmp/ray/session_2026-12-06_08-26-51_265186_2494/runtime_resources/working_dir_files/_ray_pkg_d27099ac56c886be/jobs.py\", line 53 in decode_frame⏎  File \"/home/ray/anaconda3/lib/python3.11/site-packages/ray/_private/worker.py\", line 847 in main_loop⏎  File \"/home/ray/anaconda3/lib/python3.11/site-packages/ray/_private/workers/default_worker.py\", line 282 in <module>⏎⏎Extension modules: msgpack._cmsgpack, google._upb._message, psutil._psutil_linux, psutil._psutil_posix, setproctitle, yaml._yaml (total: 6)\n\
+             18+1 - info - | \n\
+             19+1 - info - | after\n\
+             unparsed=2\n",
+        );
+    }
+
+    /// Ray 2.40.0, `ray job stop`: the driver's output ends in absl's dump of the SIGTERM
+    /// (its last frame line `@ ... and at least 3 more frames`), raw and through the logger;
+    /// each is one record, at warning. The threads of a faulthandler dump are one record too.
+    #[test]
+    fn a_stopped_drivers_dumps_and_a_dump_of_every_thread() {
+        check(
+            "step 8\n\
+             *** SIGTERM received at time=1796546550 on cpu 1 ***\n\
+             PC: @     0x7fadbd6ed545  (unknown)  clock_nanosleep\n\
+             \x20   @     0x7fadbd65a050   42576776  (unknown)\n\
+             \x20   @ ... and at least 3 more frames\n\
+             [2026-12-06 08:42:30,360 E 29699 29699] logging.cc:447: *** SIGTERM received at time=1796546550 on cpu 1 ***\n\
+             [2026-12-06 08:42:30,361 E 29699 29699] logging.cc:447: PC: @     0x7fadbd6ed545  (unknown)  clock_nanosleep\n\
+             [2026-12-06 08:42:30,361 E 29699 29699] logging.cc:447:     @     0x7fadbd65a050   42576776  (unknown)\n\
+             [2026-12-06 08:42:30,361 E 29699 29699] logging.cc:447:     @ ... and at least 3 more frames",
+            "1+1 - info - | step 8\n\
+             2+4 U2026-12-06T08:42:30.000Z warning - | *** SIGTERM received at time=1796546550 on cpu 1 ***⏎PC: @     0x7fadbd6ed545  (unknown)  clock_nanosleep⏎    @     0x7fadbd65a050   42576776  (unknown)⏎    @ ... and at least 3 more frames\n\
+             6+4 N2026-12-06T08:42:30.360Z warning - {pid=29699 tid=29699 file=logging.cc lineno=447} | *** SIGTERM received at time=1796546550 on cpu 1 ***⏎[2026-12-06 08:42:30,361 E 29699 29699] logging.cc:447: PC: @     0x7fadbd6ed545  (unknown)  clock_nanosleep⏎[2026-12-06 08:42:30,361 E 29699 29699] logging.cc:447:     @     0x7fadbd65a050   42576776  (unknown)⏎[2026-12-06 08:42:30,361 E 29699 29699] logging.cc:447:     @ ... and at least 3 more frames\n\
+             unparsed=1\n",
+        );
+        check(
+            "Fatal Python error: Aborted\n\nThread 0x00007f3c6bfff6c0 (most recent call first):\n  File \"/usr/lib/python3.11/threading.py\", line 324 in wait\n\nCurrent thread 0x00007f3c8b7fe740 (most recent call first):\n  File \"/app/model.py\", line 12 in load\n\nExtension modules: numpy.core._multiarray_umath (total: 1)\nnext",
+            "1+9 - critical - | Fatal Python error: Aborted⏎⏎Thread 0x00007f3c6bfff6c0 (most recent call first):⏎  File \"/usr/lib/python3.11/threading.py\", line 324 in wait⏎⏎Current thread 0x00007f3c8b7fe740 (most recent call first):⏎  File \"/app/model.py\", line 12 in load⏎⏎Extension modules: numpy.core._multiarray_umath (total: 1)\n\
+             10+1 - info - | next\n\
+             unparsed=1\n",
+        );
+    }
+
+    /// A glog check failure on a worker's stderr: the check and its stack trace.
+    #[test]
+    fn a_failed_check_and_its_stack_are_one_record() {
+        check(
+            "F0411 07:43:44.182159  123 raylet_client.cc:12] Check failed: ok\n*** Check failure stack trace: ***\n    @     0x7f0 google::LogMessage::Fail()\n/usr/lib/raylet(+0xb3e0fa) [0x55d5]\nnext",
+            "1+4 Y04-11+27824182159 critical - {tid=123 file=raylet_client.cc lineno=12} | Check failed: ok⏎*** Check failure stack trace: ***⏎    @     0x7f0 google::LogMessage::Fail()⏎/usr/lib/raylet(+0xb3e0fa) [0x55d5]\n\
+             5+1 - info - | next\n\
+             unparsed=1\n",
         );
     }
 

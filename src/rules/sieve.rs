@@ -774,11 +774,13 @@ fn open_world_alternatives() -> Vec<Vec<String>> {
     .iter()
     .chain(VERSION_LITERALS.iter())
     .map(|s| vec![s.to_string()])
-    // A traceback's frame line: fragments pasted without their header have only these.
+    // A frame line, of a traceback (`, in f`: fragments pasted without their header have
+    // only these) or of a faulthandler dump (` in f`, no comma): a dump longer than the
+    // lines parsed after its head is still read whole.
     .chain([vec![
         "file ".to_string(),
         ", line ".to_string(),
-        ", in ".to_string(),
+        " in ".to_string(),
     ]])
     .collect()
 }
