@@ -154,9 +154,10 @@ class Run:
             time.sleep(3)
         return self.sh("serve", "status", timeout=60)
 
-    def pid_of(self, program: str) -> int | None:
+    def pid_of(self, program: str, title: str | None = None) -> int | None:
         """The process running `program` (a path's tail: `dashboard/agent.py`, `raylet/raylet`)
-        itself, not one that names it among its arguments (the raylet names the agent's)."""
+        itself, not one that names it among its arguments (the raylet names the agent's), or
+        whose process title is `title` (newer Ray retitles its agents: `ray::DashboardAgent`)."""
         for proc in sorted(Path("/proc").iterdir(), key=lambda p: p.name):
             if not proc.name.isdigit():
                 continue
@@ -165,6 +166,8 @@ class Run:
             except OSError:
                 continue
             head = [a.decode(errors="replace") for a in argv[:3]]
+            if title and head and head[0].strip() == title:
+                return int(proc.name)
             if head and (head[0].endswith(program) or (
                 "python" in head[0] and any(a.endswith(program) for a in head[1:3])
             )):
@@ -357,7 +360,7 @@ def _(run: Run):
     run.start()
     run.deploy(serve_config("echo", name="echo", route="/echo"))
     curl(run, "/echo?q=hi")
-    pid = run.pid_of("dashboard/agent.py")
+    pid = run.pid_of("dashboard/agent.py", title="ray::DashboardAgent")
     if pid is None:
         raise RuntimeError("no dashboard agent process")
     os.kill(pid, signal.SIGKILL)
@@ -487,6 +490,9 @@ def rewrite(text: str, work: Path, version: str) -> str:
     text = text.replace(str(APPS), "/home/ray/app")
     text = text.replace(str(work / "bundles"), "/home/ray")
     text = text.replace(str(ROOT), "/home/ray/raysift")
+    # Other processes of the machine, in the memory monitor's table of the top ones.
+    text = text.replace(str(Path.home()) + "/", "/home/ray/")
+    text = text.replace(str(ROOT.parent) + "/", "/home/ray/")
     host = socket.gethostname()
     if host and host not in ("localhost",):
         text = re.sub(rf"\b{re.escape(host)}\b", "ray-head", text)
