@@ -258,8 +258,12 @@ impl Sieve {
         }
         // The open-world layer reads failure shapes and error records of every log.
         let open = open_world_alternatives();
-        for (_, list) in &mut per_kind {
+        let cpp = cpp_error_heads();
+        for (kind, list) in &mut per_kind {
             list.extend(open.iter().cloned());
+            if crate::parse::Format::of(*kind) == crate::parse::Format::RayCpp {
+                list.extend(cpp.iter().cloned());
+            }
         }
         full_kinds.sort();
         full_kinds.dedup();
@@ -747,6 +751,22 @@ fn open_world_alternatives() -> Vec<Vec<String>> {
     .collect()
 }
 
+/// Literal conjunctions (lower case) of the head of a Ray C++ record at error or fatal level,
+/// whatever its text: `[2024-05-29 22:54:10,723 E 359273 359273]` (the last digit of the
+/// milliseconds, the level letter between spaces), or `"levelname":"E"` in JSON. The open
+/// world reads every error record no rule claims, and a C++ error need not say `error`
+/// (`Some workers of the worker process(4127) have not registered within the timeout`).
+fn cpp_error_heads() -> Vec<Vec<String>> {
+    let mut heads: Vec<Vec<String>> = Vec::new();
+    for level in ['e', 'c'] {
+        for digit in '0'..='9' {
+            heads.push(vec![format!("{digit} {level} ")]);
+        }
+        heads.push(vec![format!("\"levelname\":\"{level}\"")]);
+    }
+    heads
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -767,6 +787,18 @@ mod tests {
         let hits = sieve.hits(kind, text);
         assert_eq!(hits[1], Hit { line: 3, start: 42 });
         assert!(sieve.hit_lines(kind, b"refuse\n\n").is_empty());
+    }
+
+    #[test]
+    fn a_cpp_error_head_is_a_hit_whatever_its_text() {
+        let sieve = Sieve::new(&[]);
+        let text = b"[2024-05-29 22:54:10,723 I 359273 359273] (raylet) main.cc:1: started\n\
+            [2024-05-29 22:54:10,723 E 359273 359290] (raylet) worker_pool.cc:581: Some workers of the worker process(4127) have not registered within the timeout.\n\
+            [2024-05-29 22:54:10,729 C 359273 359273] (raylet) node_manager.cc:9: aborting\n\
+            {\"asctime\":\"2024-05-29 22:54:10,723\",\"levelname\":\"E\",\"message\":\"lost\"}\n";
+        assert_eq!(sieve.hit_lines(SourceKind::Raylet, text), vec![1, 2, 3]);
+        // Only the C++ logs read heads so: elsewhere the same line needs a word.
+        assert!(sieve.hit_lines(SourceKind::Dashboard, text).is_empty());
     }
 
     #[test]
