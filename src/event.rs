@@ -297,6 +297,11 @@ pub struct Event {
     /// Built by a light parse (`parse::Detail`): the record's time, level and lines are
     /// those of the full parse, but its component, message and fields were not built.
     pub light: bool,
+    /// What tells this record from every other of its process when it may be written to two
+    /// files (`raylet.out` and `raylet.err`): a hash of its first line as written, time, pid
+    /// and text included (`parse::lines::mirror_key`); 0 for a record that is never looked
+    /// for elsewhere (no time, or below warning). See `load::mirror`.
+    pub mirror_key: u64,
 }
 
 /// Records folded into the event that shows them: the same record (kind, level, component,
@@ -412,6 +417,7 @@ impl Event {
             fields: Vec::new(),
             repeat: None,
             light: false,
+            mirror_key: 0,
         }
     }
 
@@ -552,6 +558,7 @@ impl EventRef<'_> {
                 .collect(),
             repeat: None,
             light: self.light,
+            mirror_key: 0,
         }
     }
 }

@@ -51,6 +51,8 @@ pub(super) struct Same {
     pub(super) t: Micros,
     /// Its UUIDs, which take the place of the exemplar's.
     pub(super) ids: [[u8; 36]; MAX_IDS],
+    /// Its own `Event::mirror_key` (0 when its exemplar has none).
+    pub(super) mirror: u64,
 }
 
 /// What a run holds: a parsed record, or one that repeats an exemplar.
@@ -236,6 +238,7 @@ fn materialize(exemplars: &HashMap<u64, Exemplar>, item: Item) -> Option<Event> 
             let mut e = ex.event.clone();
             e.line = s.line;
             e.raw_time = Some(s.raw);
+            e.mirror_key = s.mirror;
             for (old, new) in ex.ids.iter().zip(&s.ids) {
                 if old == new {
                     continue;
