@@ -158,6 +158,9 @@ pub enum SourceKind {
     RayContainer,
     /// The `wait-gcs-ready` init container.
     InitContainer,
+    /// Ray's structured events (`logs/events/event_RAYLET.log`, `event_GCS.log`, …): one
+    /// JSON object a line, with a severity, a source and a label.
+    RayEvent,
     DescribeRayService,
     DescribeRayCluster,
     DescribeRayJob,
@@ -178,7 +181,7 @@ pub enum SourceKind {
 }
 
 impl SourceKind {
-    pub const ALL: [SourceKind; 29] = [
+    pub const ALL: [SourceKind; 30] = [
         SourceKind::Operator,
         SourceKind::Dashboard,
         SourceKind::DashboardAgent,
@@ -197,6 +200,7 @@ impl SourceKind {
         SourceKind::ServeReplica,
         SourceKind::RayContainer,
         SourceKind::InitContainer,
+        SourceKind::RayEvent,
         SourceKind::DescribeRayService,
         SourceKind::DescribeRayCluster,
         SourceKind::DescribeRayJob,
@@ -235,6 +239,7 @@ impl SourceKind {
             SourceKind::ServeReplica => "serve_replica",
             SourceKind::RayContainer => "ray_container",
             SourceKind::InitContainer => "init_container",
+            SourceKind::RayEvent => "ray_event",
             SourceKind::DescribeRayService => "describe_rayservice",
             SourceKind::DescribeRayCluster => "describe_raycluster",
             SourceKind::DescribeRayJob => "describe_rayjob",

@@ -12,6 +12,10 @@
 //! holds a record of the same identity (`Event::mirror_key`: its first line as written, time,
 //! level, pid, tid and text, hashed; only records with a time, at warning or above, have one).
 //!
+//! Ray's event files repeat a process's failure too: a FATAL event in
+//! `<folder>/events/event_RAYLET.log` is a copy of the fatal record of the same process, pid,
+//! place and first line (`ray_event::fatal_key`), in a log of `<folder>`.
+//!
 //! Decided once a whole bundle is read, from the identities of the records of each file, one
 //! list of numbers a file (a hash set a stem while deciding): the order files are read in and
 //! the thread count change nothing.
@@ -45,8 +49,9 @@ impl Mirrors {
         files: impl Iterator<Item = (FileId, &'a str)>,
         keys: impl Fn(FileId) -> &'a [Keyed],
     ) -> Mirrors {
+        let files: Vec<(FileId, &str)> = files.collect();
         let mut stems: BTreeMap<&str, Vec<(u8, FileId)>> = BTreeMap::new();
-        for (id, path) in files {
+        for &(id, path) in &files {
             if let Some((stem, rank)) = role(path) {
                 stems.entry(stem).or_default().push((rank, id));
             }
@@ -77,10 +82,55 @@ impl Mirrors {
                 }
             }
         }
+        m.events_repeating_logs(&files, &keys);
         m.copies.sort_unstable();
         m.also.sort_unstable();
         m.also.dedup_by_key(|(orig, _)| *orig);
         m
+    }
+
+    /// Ray's event files repeat a failure its processes logged: a FATAL event is a copy of the
+    /// fatal record of the same process (the same identity, `ray_event::fatal_key`) in the
+    /// folder that holds the `events/` folder.
+    fn events_repeating_logs<'a>(
+        &mut self,
+        files: &[(FileId, &'a str)],
+        keys: &impl Fn(FileId) -> &'a [Keyed],
+    ) {
+        let mut in_dir: BTreeMap<&str, Vec<FileId>> = BTreeMap::new();
+        for &(id, path) in files {
+            let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+            in_dir.entry(dir).or_default().push(id);
+        }
+        let mut events: Vec<(FileId, &str)> = files
+            .iter()
+            .filter_map(|&(id, path)| Some((id, event_file_session(path)?)))
+            .collect();
+        events.sort_unstable();
+        let mut logged: BTreeMap<&str, HashMap<u64, (FileId, u32)>> = BTreeMap::new();
+        for (id, dir) in events {
+            let firsts = logged.entry(dir).or_insert_with(|| {
+                let mut firsts = HashMap::new();
+                let mut ids = in_dir.get(dir).cloned().unwrap_or_default();
+                ids.sort_unstable();
+                for f in ids {
+                    let mut own = keys(f).to_vec();
+                    own.sort_unstable();
+                    for (line, key) in own {
+                        firsts.entry(key).or_insert((f, line));
+                    }
+                }
+                firsts
+            });
+            for &(line, key) in keys(id) {
+                if let Some(&orig) = firsts.get(&key) {
+                    self.copies.push((id, line));
+                    self.also.push((orig, (id, line)));
+                    let entry = self.per_file.entry(id).or_insert((0, orig.0));
+                    entry.0 += 1;
+                }
+            }
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -230,9 +280,24 @@ pub fn role(path: &str) -> Option<(&str, u8)> {
     (!name.is_empty()).then_some((stem, rank))
 }
 
-/// Whether a file at `path` may hold copies of another file's records (an `.out` or `.err`).
+/// Whether a file at `path` may hold copies of another file's records (an `.out` or `.err`,
+/// or an event file).
 pub fn may_hold_copies(path: &str) -> bool {
-    role(path).is_some_and(|(_, rank)| rank > 0)
+    role(path).is_some_and(|(_, rank)| rank > 0) || event_file_session(path).is_some()
+}
+
+/// Of a Ray event file (`<dir>/events/event_RAYLET.log`), the folder of the logs it may
+/// repeat (`<dir>`, empty at the top of the bundle).
+pub fn event_file_session(path: &str) -> Option<&str> {
+    let (dir, name) = path.rsplit_once('/')?;
+    if !(name.starts_with("event_") && name.ends_with(".log")) {
+        return None;
+    }
+    match dir.rsplit_once('/') {
+        Some((session, "events")) => Some(session),
+        None if dir == "events" => Some(""),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -283,6 +348,96 @@ mod tests {
         assert_eq!(m.copies(), &[(0, 1), (2, 1)]);
         assert_eq!(m.also(1, 4), Some((0, 1)));
         assert_eq!(m.of_file(0), Some((1, 1)));
+    }
+
+    #[test]
+    fn a_fatal_event_repeats_the_fatal_record_of_its_session_folder() {
+        let files = [
+            (0, "a/logs/events/event_RAYLET.log"),
+            (1, "a/logs/raylet.out"),
+            (2, "b/logs/raylet.out"),
+            (3, "b/logs/events/event_RAYLET.log"),
+            (4, "events/event_GCS.log"),
+        ];
+        let keys: Vec<Vec<Keyed>> = vec![
+            vec![(1, 50), (2, 60)],
+            vec![(9, 50)],
+            vec![(7, 60)],
+            vec![(1, 70)],
+            vec![(1, 60)],
+        ];
+        let m = Mirrors::decide(files.into_iter(), |id| &keys[id as usize]);
+        // Node a's event repeats its raylet's fatal record; key 60 is node b's, not a's.
+        assert_eq!(m.copies(), &[(0, 1)]);
+        assert_eq!(m.also(1, 9), Some((0, 1)));
+        assert_eq!(event_file_session("events/event_GCS.0.log"), Some(""));
+        assert_eq!(event_file_session("a/logs/event_GCS.log"), None);
+    }
+
+    fn file(id: FileId, path: &str) -> FileInfo {
+        FileInfo {
+            id,
+            path: path.to_string(),
+            kind: crate::event::SourceKind::Raylet,
+            bytes: 0,
+            lines: 0,
+            events: 0,
+            unparsed_lines: 0,
+            mtime: None,
+            zone_samples: Vec::new(),
+            mirrored: 0,
+            mirror_of: None,
+        }
+    }
+
+    fn keyed_event(line: u32, key: u64) -> Event {
+        let mut e = Event::new(line, "x");
+        e.raw_time = Some(crate::event::RawTime::Naive(i64::from(line)));
+        e.mirror_key = key;
+        e
+    }
+
+    #[test]
+    fn a_fold_of_copies_loses_the_copies_it_counts() {
+        let mut files = vec![file(0, "logs/raylet.err"), file(1, "logs/raylet.out")];
+        // The .err: lines 1-5 folded into line 1 (five records of one fold key), line 6 on
+        // its own; the .out holds three of the fold's records and line 6's.
+        let mut fold = keyed_event(1, 101);
+        let mut repeat = crate::event::Repeat::single(1, crate::event::RawTime::Naive(1), 1);
+        repeat.count = 5;
+        repeat.last_line = 5;
+        fold.repeat = Some(Box::new(repeat));
+        let mut events = vec![
+            vec![fold, keyed_event(6, 106)],
+            vec![
+                keyed_event(10, 101),
+                keyed_event(11, 102),
+                keyed_event(12, 103),
+                keyed_event(20, 106),
+            ],
+        ];
+        let mut keyed = vec![
+            vec![
+                (1, 101, 9),
+                (2, 102, 9),
+                (3, 103, 9),
+                (4, 104, 9),
+                (5, 105, 9),
+                (6, 106, 7),
+            ],
+            Vec::new(),
+        ];
+        let m = settle(&mut files, &mut events, &mut keyed);
+        assert_eq!(m.copies(), &[(0, 1), (0, 2), (0, 3), (0, 6)]);
+        assert_eq!(events[0].len(), 1);
+        assert_eq!(events[0][0].weight(), 2);
+        assert_eq!(events[1].len(), 4);
+        assert_eq!(
+            (files[0].events, files[0].mirrored, files[0].mirror_of),
+            (2, 4, Some(1))
+        );
+        assert_eq!(files[1].mirrored, 0);
+        assert_eq!(m.also(1, 20), Some((0, 6)));
     }
 
     #[test]

@@ -166,7 +166,8 @@ pub fn parse_records(
                 (Some(RawTime::Naive(local)), Some(utc)) => out.zone_samples.push(local - utc),
                 _ => {}
             }
-            if may_be_mirrored(&ev) {
+            // A head may give the record an identity of its own (a fatal C++ record's).
+            if ev.mirror_key == 0 && may_be_mirrored(&ev) {
                 ev.mirror_key = mirror_key(raw);
             }
             cap_message(&mut ev.message);

@@ -62,9 +62,12 @@ fn text_head(line: &str, detail: &Detail) -> Option<Event> {
         return None;
     }
     let mut rest = rest.strip_prefix(' ').unwrap_or(rest);
+    let fatal = fatal_identity(level, pid, rest);
     let raw = RawTime::Naive(local);
     if !detail.full_at(Some(&raw), level) {
-        return Some(Event::light(Some(raw), level));
+        let mut ev = Event::light(Some(raw), level);
+        ev.mirror_key = fatal;
+        return Some(ev);
     }
 
     let mut ev = Event::new(0, String::new());
@@ -88,7 +91,26 @@ fn text_head(line: &str, detail: &Detail) -> Option<Event> {
     };
     context_fields(msg, &mut ev.fields);
     ev.message = msg.to_string();
+    ev.mirror_key = fatal;
     Some(ev)
+}
+
+/// A fatal record's identity, which the FATAL event of the same failure carries too
+/// (`ray_event::fatal_key`): so the event file's copy of a failed check is not a second
+/// failure (`load::mirror`). 0 for any other record, whose identity is its line's.
+fn fatal_identity(level: Level, pid: &str, rest: &str) -> u64 {
+    if level != Level::Critical {
+        return 0;
+    }
+    let rest = match rest.strip_prefix('(').and_then(|r| r.split_once(") ")) {
+        Some((_, after)) => after,
+        None => rest,
+    };
+    let (loc, after) = split_word(rest);
+    match loc.strip_suffix(':').and_then(file_line) {
+        Some((file, lineno)) => crate::parse::ray_event::fatal_key(pid, file, lineno, after),
+        None => 0,
+    }
 }
 
 /// `WithField` context is appended as ` key=value`. Only trailing `*_id=` pairs are taken:
