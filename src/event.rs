@@ -307,6 +307,11 @@ pub struct Event {
     /// and text included (`parse::lines::mirror_key`); 0 for a record that is never looked
     /// for elsewhere (no time, or below warning). See `load::mirror`.
     pub mirror_key: u64,
+    /// What tells this record from the others its process wrote, without its time: a hash of
+    /// its pid and its message's first line (`parse::ray_event::echo_key`). Ray's event files
+    /// repeat some records of its logs (a failed check, a node removed): such an event and
+    /// the record it repeats share it. 0 for a record that no event repeats.
+    pub echo_key: u64,
 }
 
 /// Records folded into the event that shows them: the same record (kind, level, component,
@@ -423,6 +428,7 @@ impl Event {
             repeat: None,
             light: false,
             mirror_key: 0,
+            echo_key: 0,
         }
     }
 
@@ -564,6 +570,7 @@ impl EventRef<'_> {
             repeat: None,
             light: self.light,
             mirror_key: 0,
+            echo_key: 0,
         }
     }
 }

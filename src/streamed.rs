@@ -598,7 +598,9 @@ fn picture_at(
         let offset = *placed[seq].get_or_insert_with(|| near.offset(batch.path));
         // A record that may copy another's is put aside, not counted: the copies are known
         // only once the bundle is read, and are left out where events are read back.
-        if ev.mirror_key != 0 && crate::load::mirror::may_hold_copies(batch.path) {
+        if crate::load::mirror::keys_of(ev).next().is_some()
+            && crate::load::mirror::may_hold_copies(batch.path)
+        {
             return true;
         }
         match counted_time(ev, stamp, offset) {

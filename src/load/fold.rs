@@ -53,6 +53,8 @@ pub(super) struct Same {
     pub(super) ids: [[u8; 36]; MAX_IDS],
     /// Its own `Event::mirror_key` (0 when its exemplar has none).
     pub(super) mirror: u64,
+    /// Its exemplar's `Event::echo_key`, which has no time in it.
+    pub(super) echo: u64,
 }
 
 /// What a run holds: a parsed record, or one that repeats an exemplar.

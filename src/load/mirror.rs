@@ -12,9 +12,14 @@
 //! holds a record of the same identity (`Event::mirror_key`: its first line as written, time,
 //! level, pid, tid and text, hashed; only records with a time, at warning or above, have one).
 //!
-//! Ray's event files repeat a process's failure too: a FATAL event in
-//! `<folder>/events/event_RAYLET.log` is a copy of the fatal record of the same process, pid,
-//! place and first line (`ray_event::fatal_key`), in a log of `<folder>`.
+//! Ray's event files repeat records of its logs too: a FATAL event in
+//! `<folder>/events/event_GCS.log` repeats the failed check its process logged, the GCS's
+//! `RAY_NODE_REMOVED` its warning, the autoscaler's events its `:event_summary:` records. An
+//! event is a copy when a log directly in `<folder>` holds a record of the same pid and first
+//! line (`Event::echo_key`, `parse::ray_event::echo_key`; no time: an event has whole seconds
+//! in UTC, its log record milliseconds in local time). A record thus has two identities
+//! (`keys_of`): its line's, which the files of a stem compare, and the one it shares with an
+//! event, which only event files are looked up by.
 //!
 //! Decided once a whole bundle is read, from the identities of the records of each file, one
 //! list of numbers a file (a hash set a stem while deciding): the order files are read in and
@@ -22,12 +27,31 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::windows::FoldedKey;
 use super::FileInfo;
 use crate::event::{Event, FileId};
 
-/// A record's first line and identity.
+/// A record's first line and one of its identities ([`keys_of`]).
 pub type Keyed = (u32, u64);
+
+/// A record a sieved read noted before it folded: its first line, one of its identities and
+/// its fold key (`windows::Sieved::keyed`).
+pub type FoldedKey = (u32, u64, u64);
+
+/// The top bit of a key: set for an event's identity (`Event::echo_key`), clear for a line's
+/// (`Event::mirror_key`), so that the two never meet.
+const ECHO: u64 = 1 << 63;
+
+/// The identities of a record, as keys of the lists [`Mirrors::decide`] reads: its line's,
+/// and the one it shares with an event that repeats it; none for a record that has neither.
+pub fn keys_of(ev: &Event) -> impl Iterator<Item = u64> {
+    let line = (ev.mirror_key != 0).then_some(ev.mirror_key & !ECHO);
+    let echo = (ev.echo_key != 0).then_some(ev.echo_key | ECHO);
+    line.into_iter().chain(echo)
+}
+
+fn is_echo(key: u64) -> bool {
+    key & ECHO != 0
+}
 
 /// Which records copy which, as decided for a bundle.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -65,7 +89,8 @@ impl Mirrors {
             group.sort_unstable();
             first.clear();
             for (_, id) in group {
-                let mut own: Vec<Keyed> = keys(id).to_vec();
+                let mut own: Vec<Keyed> =
+                    keys(id).iter().copied().filter(|k| !is_echo(k.1)).collect();
                 own.sort_unstable();
                 // Copies first: a record of this file is looked up in the files before it
                 // only, then this file's records join what the next files are looked up in.
@@ -107,6 +132,9 @@ impl Mirrors {
             .filter_map(|&(id, path)| Some((id, event_file_session(path)?)))
             .collect();
         events.sort_unstable();
+        // A copy of a line (a raylet.err record) is no original: its kept record is.
+        let copies: std::collections::HashSet<(FileId, u32)> =
+            self.copies.iter().copied().collect();
         let mut logged: BTreeMap<&str, HashMap<u64, (FileId, u32)>> = BTreeMap::new();
         for (id, dir) in events {
             let firsts = logged.entry(dir).or_insert_with(|| {
@@ -114,7 +142,11 @@ impl Mirrors {
                 let mut ids = in_dir.get(dir).cloned().unwrap_or_default();
                 ids.sort_unstable();
                 for f in ids {
-                    let mut own = keys(f).to_vec();
+                    let mut own: Vec<Keyed> = keys(f)
+                        .iter()
+                        .copied()
+                        .filter(|&(line, key)| is_echo(key) && !copies.contains(&(f, line)))
+                        .collect();
                     own.sort_unstable();
                     for (line, key) in own {
                         firsts.entry(key).or_insert((f, line));
@@ -122,7 +154,7 @@ impl Mirrors {
                 }
                 firsts
             });
-            for &(line, key) in keys(id) {
+            for &(line, key) in keys(id).iter().filter(|k| is_echo(k.1)) {
                 if let Some(&orig) = firsts.get(&key) {
                     self.copies.push((id, line));
                     self.also.push((orig, (id, line)));
@@ -199,16 +231,15 @@ pub(super) fn settle(
         else {
             continue;
         };
-        folded.sort_unstable_by_key(|k| k.0);
-        folded.dedup_by_key(|k| k.0);
+        folded.sort_unstable();
+        folded.dedup_by_key(|k| (k.0, k.1));
         own.extend(folded.iter().map(|&(line, key, _)| (line, key)));
         own.extend(
             evs.iter()
-                .filter(|e| e.mirror_key != 0)
-                .map(|e| (e.line, e.mirror_key)),
+                .flat_map(|e| keys_of(e).map(move |k| (e.line, k))),
         );
-        own.sort_unstable_by_key(|k| k.0);
-        own.dedup_by_key(|k| k.0);
+        own.sort_unstable();
+        own.dedup();
     }
     let mirrors = Mirrors::decide(files.iter().map(|f| (f.id, f.path.as_str())), |id| {
         keys.get(id as usize).map_or(&[], Vec::as_slice)
@@ -225,7 +256,7 @@ pub(super) fn settle(
             continue;
         };
         evs.retain_mut(|ev| match ev.repeat.as_deref_mut() {
-            None => ev.mirror_key == 0 || !mirrors.is_copy(f.id, ev.line),
+            None => !mirrors.is_copy(f.id, ev.line),
             Some(r) => {
                 let copies = folded_copies(folded, ev.line, r.last_line, |line| {
                     mirrors.is_copy(f.id, line)
@@ -259,11 +290,15 @@ fn folded_copies(
     let Some(&(_, _, fold)) = folded.get(from).filter(|k| k.0 == first) else {
         return 0;
     };
-    folded[from..]
+    let mut lines: Vec<u32> = folded[from..]
         .iter()
         .take_while(|k| k.0 <= last)
         .filter(|k| k.2 == fold && is_copy(k.0))
-        .count() as u64
+        .map(|k| k.0)
+        .collect();
+    // A record may be noted under both its identities.
+    lines.dedup();
+    lines.len() as u64
 }
 
 /// A file's stem (its path without `.log`, `.out` or `.err`) and its place among the files of
@@ -359,15 +394,17 @@ mod tests {
             (3, "b/logs/events/event_RAYLET.log"),
             (4, "events/event_GCS.log"),
         ];
+        let e = |k: u64| k | ECHO;
         let keys: Vec<Vec<Keyed>> = vec![
-            vec![(1, 50), (2, 60)],
-            vec![(9, 50)],
-            vec![(7, 60)],
-            vec![(1, 70)],
-            vec![(1, 60)],
+            vec![(1, e(50)), (2, e(60)), (3, 80)],
+            vec![(9, e(50)), (9, 80)],
+            vec![(7, e(60))],
+            vec![(1, e(70))],
+            vec![(1, e(60))],
         ];
         let m = Mirrors::decide(files.into_iter(), |id| &keys[id as usize]);
-        // Node a's event repeats its raylet's fatal record; key 60 is node b's, not a's.
+        // Node a's event repeats its raylet's fatal record; key 60 is node b's, not a's; a
+        // line's identity (80) is never an event's.
         assert_eq!(m.copies(), &[(0, 1)]);
         assert_eq!(m.also(1, 9), Some((0, 1)));
         assert_eq!(event_file_session("events/event_GCS.0.log"), Some(""));

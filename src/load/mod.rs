@@ -118,7 +118,7 @@ pub(super) struct Parsed {
     out: ParseOutput,
     /// Of a sieved read, the hit records that may be mirrored, those folded away included
     /// (`windows::Sieved::keyed`); a read that does not fold leaves it empty.
-    keyed: Vec<windows::FoldedKey>,
+    keyed: Vec<mirror::FoldedKey>,
 }
 
 /// A file that is not parsed, with the reason.

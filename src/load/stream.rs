@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex};
 
 use super::fed::{Fed, FEED_AFTER};
 use super::gate::walk_in_parallel;
-use super::mirror::{Keyed, Mirrors};
+use super::mirror::{keys_of, Keyed, Mirrors};
 use super::pieces::PIECE_BYTES;
 use super::router::piece_end;
 use super::sections::SECTION_START;
@@ -879,9 +879,8 @@ impl FileState {
         for ev in &mut out.events {
             ev.line = ev.line.saturating_add(offset);
             ev.file = 0;
-            if ev.mirror_key != 0 {
-                self.keyed.push((ev.line, ev.mirror_key));
-            }
+            let line = ev.line;
+            self.keyed.extend(keys_of(ev).map(|k| (line, k)));
             if ev.kind == SourceKind::Unknown {
                 ev.kind = unit.kind;
             }

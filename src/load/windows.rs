@@ -5,6 +5,7 @@ use super::count_lines;
 use std::collections::HashMap;
 
 use super::fold::{fold_key, micros_of, raw_like, Folder, Same};
+use super::mirror::{keys_of, FoldedKey};
 use crate::diag::Diagnostic;
 use crate::event::{Event, Micros, SourceKind};
 use crate::event::{RawTime, QUIET};
@@ -37,13 +38,10 @@ pub(super) struct Sieved {
     pub(super) diagnostics: Vec<Diagnostic>,
     pub(super) unparsed_lines: u64,
     pub(super) zone_samples: Vec<Micros>,
-    /// Every hit record that may be mirrored (`Event::mirror_key`), those folded away
-    /// included: its first line, identity and fold key (`load::mirror`).
+    /// Every hit record that may be mirrored or repeated by an event, those folded away
+    /// included: its first line, each identity (`mirror::keys_of`) and its fold key.
     pub(super) keyed: Vec<FoldedKey>,
 }
-
-/// A record's first line, its identity (`Event::mirror_key`) and its fold key.
-pub(super) type FoldedKey = (u32, u64, u64);
 
 impl Sieved {
     /// The events to keep, in file order: the hit records and the first and last timed ones.
@@ -307,8 +305,10 @@ fn fold_with_repeats(
     let mut folder = Folder::default();
     let mut repeats: Vec<Same> = Vec::with_capacity(sames.len());
     // Line key -> (fold key, the exemplar's parsed time and its stamp's time, its raw time,
-    // whether it may be mirrored).
-    let mut exemplars: HashMap<u64, Option<(u64, Micros, Micros, RawTime, bool)>> = HashMap::new();
+    // whether it may be mirrored, its echo identity).
+    #[allow(clippy::type_complexity)]
+    let mut exemplars: HashMap<u64, Option<(u64, Micros, Micros, RawTime, bool, u64)>> =
+        HashMap::new();
     for (line, k, start, end) in sames {
         let exemplar = *exemplars.entry(k.key).or_insert_with(|| {
             let &(ex_line, ex_k, ex_start) = first_of.get(&k.key)?;
@@ -339,10 +339,17 @@ fn fold_with_repeats(
             }
             let fold_key = fold_key(ev)?;
             folder.exemplar(k.key, ev, ids);
-            Some((fold_key, micros, ex_k.t, raw, ev.mirror_key != 0))
+            Some((
+                fold_key,
+                micros,
+                ex_k.t,
+                raw,
+                ev.mirror_key != 0,
+                ev.echo_key,
+            ))
         });
         match exemplar {
-            Some((fold_key, micros, ex_t, like, mirrored)) => {
+            Some((fold_key, micros, ex_t, like, mirrored, echo)) => {
                 let t = micros + (k.t - ex_t);
                 let mirror = match mirrored {
                     true => mirror_key(&text[start..end]),
@@ -356,6 +363,7 @@ fn fold_with_repeats(
                     raw: raw_like(like, t),
                     t,
                     mirror,
+                    echo,
                 });
             }
             None => {
@@ -370,9 +378,9 @@ fn fold_with_repeats(
     events.sort_by_key(|e| e.line);
     // What may be mirrored is noted before it folds (`load::mirror`).
     let same = |s: Same, folder: &mut Folder, keyed: &mut Vec<FoldedKey>| {
-        if s.mirror != 0 {
-            keyed.push((s.line, s.mirror, s.key));
-        }
+        let mut ev = Event::new(s.line, "");
+        (ev.mirror_key, ev.echo_key) = (s.mirror, s.echo);
+        keyed.extend(keys_of(&ev).map(|k| (s.line, k, s.key)));
         folder.push_same(s);
     };
     let mut repeats = repeats.into_iter().peekable();
@@ -380,8 +388,10 @@ fn fold_with_repeats(
         while let Some(s) = repeats.next_if(|s| s.line < ev.line) {
             same(s, &mut folder, keyed);
         }
-        if ev.mirror_key != 0 {
-            keyed.push((ev.line, ev.mirror_key, fold_key(&ev).unwrap_or(0)));
+        let mut keys = keys_of(&ev).peekable();
+        if keys.peek().is_some() {
+            let fold = fold_key(&ev).unwrap_or(0);
+            keyed.extend(keys.map(|k| (ev.line, k, fold)));
         }
         folder.push(ev);
     }

@@ -62,11 +62,11 @@ fn text_head(line: &str, detail: &Detail) -> Option<Event> {
         return None;
     }
     let mut rest = rest.strip_prefix(' ').unwrap_or(rest);
-    let fatal = fatal_identity(level, pid, rest);
+    let echo = echo_identity(level, pid, rest);
     let raw = RawTime::Naive(local);
     if !detail.full_at(Some(&raw), level) {
         let mut ev = Event::light(Some(raw), level);
-        ev.mirror_key = fatal;
+        ev.echo_key = echo;
         return Some(ev);
     }
 
@@ -91,15 +91,16 @@ fn text_head(line: &str, detail: &Detail) -> Option<Event> {
     };
     context_fields(msg, &mut ev.fields);
     ev.message = msg.to_string();
-    ev.mirror_key = fatal;
+    ev.echo_key = echo;
     Some(ev)
 }
 
-/// A fatal record's identity, which the FATAL event of the same failure carries too
-/// (`ray_event::fatal_key`): so the event file's copy of a failed check is not a second
-/// failure (`load::mirror`). 0 for any other record, whose identity is its line's.
-fn fatal_identity(level: Level, pid: &str, rest: &str) -> u64 {
-    if level != Level::Critical {
+/// The identity an event of Ray's event files that repeats this record carries too
+/// (`ray_event::echo_key`: the pid and the message's first line, after `file.cc:line:`), so
+/// that the FATAL event of a failed check, or the GCS's event of a node it removed, is not a
+/// second record of it (`load::mirror`). Only warnings and worse are repeated; 0 below.
+fn echo_identity(level: Level, pid: &str, rest: &str) -> u64 {
+    if level < Level::Warning {
         return 0;
     }
     let rest = match rest.strip_prefix('(').and_then(|r| r.split_once(") ")) {
@@ -107,10 +108,11 @@ fn fatal_identity(level: Level, pid: &str, rest: &str) -> u64 {
         None => rest,
     };
     let (loc, after) = split_word(rest);
-    match loc.strip_suffix(':').and_then(file_line) {
-        Some((file, lineno)) => crate::parse::ray_event::fatal_key(pid, file, lineno, after),
-        None => 0,
-    }
+    let msg = match loc.strip_suffix(':').and_then(file_line) {
+        Some(_) => after,
+        None => rest,
+    };
+    crate::parse::ray_event::echo_key(pid, msg)
 }
 
 /// `WithField` context is appended as ` key=value`. Only trailing `*_id=` pairs are taken:

@@ -13,10 +13,12 @@
 //! characters `\n` before it encodes the object (`replaceLineFeed`), so a decoded message still
 //! holds them: they are made line breaks again, and a record's first line is its message's.
 //!
-//! A FATAL event repeats a failed `RAY_CHECK` (or any fatal log) of its process: its message
-//! starts `<file>:<line> (PID: <pid>, TID: <tid>, errno: <n> (<text>)):`, which goes to fields,
-//! and the record carries the same identity as the fatal log record it repeats
-//! ([`fatal_key`]), so the two are one record (`load::mirror`).
+//! Events repeat records of Ray's logs: a FATAL event a failed `RAY_CHECK` (or any fatal log)
+//! of its process, whose message starts `<file>:<line> (PID: <pid>, TID: <tid>, errno: <n>
+//! (<text>)):` (that goes to fields); the GCS's `RAY_NODE_REMOVED` its warning; the
+//! autoscaler's events its `:event_summary:` records. Each event carries the identity such a
+//! record carries too ([`echo_key`]: pid and first line), so the two are one record
+//! (`load::mirror`).
 //!
 //! A line that is no such object stays a record of its own text, without a time.
 
@@ -45,6 +47,9 @@ pub fn head(line: &str) -> Option<Event> {
     }
     let mut ev = Event::new(0, String::new());
     let mut custom = Vec::new();
+    // The pid a C++ reporter writes is the one its process's log records carry; the Python
+    // reporters' (`source_pid`) is in no log line.
+    let mut logged_pid = String::new();
     for (key, value) in map {
         match key.as_str() {
             "timestamp" => ev.raw_time = seconds(&value).map(RawTime::Utc),
@@ -53,7 +58,11 @@ pub fn head(line: &str) -> Option<Event> {
             }
             "source_type" => ev.component = text(value).into(),
             "message" => ev.message = decode_breaks(&text(value)),
-            "pid" | "source_pid" => ev.fields.push(("pid".into(), text(value).into())),
+            "pid" => {
+                logged_pid = text(value);
+                ev.fields.push(("pid".into(), logged_pid.as_str().into()));
+            }
+            "source_pid" => ev.fields.push(("pid".into(), text(value).into())),
             "host_name" | "source_hostname" => {
                 ev.fields.push(("host".into(), text(value).into()));
             }
@@ -68,8 +77,13 @@ pub fn head(line: &str) -> Option<Event> {
         }
     }
     if ev.level == Level::Critical {
-        fatal_fields(&mut ev);
+        if let Some(pid) = fatal_fields(&mut ev) {
+            if logged_pid.is_empty() {
+                logged_pid = pid;
+            }
+        }
     }
+    ev.echo_key = echo_key(&logged_pid, &ev.message);
     for (k, v) in custom {
         if ev.field(&k).is_none() {
             ev.fields.push((k.into(), v.into()));
@@ -133,18 +147,12 @@ pub fn decode_breaks(message: &str) -> String {
 
 /// A fatal event's message starts with where its process failed:
 /// `node_manager.cc:1071 (PID: 41, TID: 41, errno: 0 (Success)): <message>`. That goes to
-/// fields (`file`, `lineno`, `tid`, `errno`), the message keeps the rest, and the record takes
-/// the identity of the fatal log record it repeats.
-fn fatal_fields(ev: &mut Event) {
-    let Some((head, rest)) = ev.message.split_once(" (PID: ") else {
-        return;
-    };
-    let Some((file, lineno)) = file_line(head) else {
-        return;
-    };
-    let Some((inside, after)) = rest.split_once("): ") else {
-        return;
-    };
+/// fields (`file`, `lineno`, `tid`, `errno`) and the message keeps the rest, whose first line
+/// is that of the fatal log record it repeats. Gives the pid it names.
+fn fatal_fields(ev: &mut Event) -> Option<String> {
+    let (head, rest) = ev.message.split_once(" (PID: ")?;
+    let (file, lineno) = file_line(head)?;
+    let (inside, after) = rest.split_once("): ")?;
     let mut pid = None;
     let mut tid = None;
     let mut errno = None;
@@ -160,9 +168,7 @@ fn fatal_fields(ev: &mut Event) {
             errno = split_once_byte(e, b' ').map_or(Some(e), |(n, _)| Some(n));
         }
     }
-    let Some(pid) = pid.filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) else {
-        return;
-    };
+    let pid = pid.filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))?;
     let mut fields = vec![
         ("file".into(), file.into()),
         ("lineno".into(), lineno.into()),
@@ -176,25 +182,24 @@ fn fatal_fields(ev: &mut Event) {
     if let Some(errno) = errno {
         fields.push(("errno".into(), errno.into()));
     }
-    let message = after.to_string();
-    let pid = ev.field("pid").unwrap_or(pid).to_string();
-    ev.mirror_key = fatal_key(&pid, file, lineno, &message);
+    let pid = pid.to_string();
+    ev.message = after.to_string();
     ev.fields.extend(fields);
-    ev.message = message;
+    Some(pid)
 }
 
-/// The identity of a fatal record of a Ray C++ process: its pid, where it failed and its
-/// first line, with no time (a process fails once; its event has whole seconds, its log
-/// milliseconds). The C++ log record (`ray_cpp`) and the FATAL event of one failure give the
-/// same key; never 0.
-pub fn fatal_key(pid: &str, file: &str, lineno: &str, message: &str) -> u64 {
+/// The identity a record shares with the event of Ray's event files that repeats it: the
+/// pid of its process (empty when its log writes none) and its message's first line,
+/// trimmed, with no time (an event has whole seconds in UTC, its log record milliseconds in
+/// local time). `ray_cpp` gives it to its warnings and worse, `ray_python` to the
+/// autoscaler's `:event_summary:` records, this parser to every event; never 0.
+pub fn echo_key(pid: &str, message: &str) -> u64 {
     let first = message.lines().next().unwrap_or("").trim();
     let mut h = Fx::default();
-    h.write_u8(b'F');
-    for part in [pid, file, lineno, first] {
-        h.write(part.as_bytes());
-        h.write_u8(0xFE);
-    }
+    h.write_u8(b'E');
+    h.write(pid.as_bytes());
+    h.write_u8(0xFE);
+    h.write(first.as_bytes());
     h.finish().max(1)
 }
 
@@ -261,8 +266,8 @@ mod tests {
             &mut samples,
         )
         .unwrap_or_else(|| Event::new(0, "none"));
-        assert_ne!(ev.mirror_key, 0);
-        assert_eq!(ev.mirror_key, log.mirror_key);
+        assert_ne!(ev.echo_key, 0);
+        assert_eq!(ev.echo_key, log.echo_key);
     }
 
     #[test]

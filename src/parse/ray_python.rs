@@ -96,10 +96,19 @@ fn text_head(line: &str, samples: &mut Vec<Micros>, detail: &Detail) -> Option<E
     // bracketed stamp second.
     let is_access =
         |file: &str, msg: &str| file.starts_with("web_log") || split_word(msg).1.starts_with('[');
+    // The autoscaler logs each event it reports (`event_AUTOSCALER.log`) as
+    // `:event_summary:<message>`: the event and the record share an identity, with no pid
+    // (the Python logger writes none), so the event is not a second record
+    // (`load::mirror`).
+    let echo = located
+        .1
+        .and_then(|msg| msg.strip_prefix(":event_summary:"))
+        .map_or(0, |summary| crate::parse::ray_event::echo_key("", summary));
     let raw = RawTime::Naive(local);
     if !detail.full_at(Some(&raw), level) {
         // The whole record's time and zone samples, in the same order.
         let mut ev = Event::light(Some(raw), level);
+        ev.echo_key = echo;
         if let (Some((file, _)), Some(msg)) = located {
             if let Some(ns) = timestamp_ns(msg) {
                 set_utc_from_ns(&mut ev, ns, Some(local), samples);
@@ -115,6 +124,7 @@ fn text_head(line: &str, samples: &mut Vec<Micros>, detail: &Detail) -> Option<E
     let mut ev = Event::new(0, String::new());
     ev.raw_time = Some(raw);
     ev.level = level;
+    ev.echo_key = echo;
     match located {
         (Some((file, lineno)), Some(msg)) => {
             ev.component = file.into();
