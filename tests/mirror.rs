@@ -213,69 +213,49 @@ fn mirrors_are_the_same_whatever_the_container_and_the_thread_count() {
     }
 }
 
-/// A FATAL event as Ray's event reporter writes it for a failed check of the GCS
-/// (`RayLog`'s fatal callback, `LogEventReporter::EventToString`): the message's line breaks
-/// written as `\n`, the stack's frames mostly `unknown`.
-fn fatal_event(check: &str) -> String {
-    let mut message = format!(
-        "redis_context.cc:484 (PID: 8, TID: 8, errno: 111 (Connection refused)):  Check failed: {check}\n*** StackTrace Information ***\n"
-    );
-    message.push_str("/home/ray/anaconda3/lib/python3.11/site-packages/ray/core/src/ray/gcs/gcs_server(+0x1140e0a) [0x7f6f1c540e0a] ray::operator<<()\n");
-    message.push_str("/home/ray/anaconda3/lib/python3.11/site-packages/ray/core/src/ray/gcs/gcs_server(+0x9a3b1f) [0x7f6f1bda3b1f] ray::gcs::RedisContext::Connect()\n");
-    for _ in 0..60 {
-        message.push_str("unknown\n");
-    }
-    let event = serde_json::json!({
-        "custom_fields": {},
-        "event_id": "5a1e3c0d9b8f7e6d5c4b3a291817161514131211",
-        "host_name": "ray-head",
-        "label": "RAY_FATAL_CHECK_FAILED",
-        "message": message.trim_end().replace('\n', "\\n"),
-        "pid": "8",
-        "severity": "FATAL",
-        "source_type": "GCS",
-        "timestamp": 1_699_840_068,
-    });
-    format!("{event}\n")
-}
+/// A real run's core worker failing a check (Ray 2.9.3, `scripts/realrun`, raylet-killed):
+/// its FATAL event, whose message Ray wrote with its line breaks as `\n`, and the stretch of
+/// its log holding the failure (`tests/fixtures/mirror`).
+const EVENT: &str = "event_CORE_WORKER_30607.log";
+const CORE_WORKER: &str =
+    "python-core-worker-f0a0d15c284c1e1eaeee47cdef8f6620ca024add9337dc4818e717d0_30607.log";
 
-/// The failed check as the GCS logs it (the head's output pasted in ray-project/ray#41161).
-const CHECK: &str = "redisInitiateSSLWithContext(context_, ssl_context_) == REDIS_OK Failed to setup encrypted redis: SSL_connect failed: CERTIFICATE_VERIFY_FAILED";
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(common::root().join("tests/fixtures/mirror").join(name)).unwrap()
+}
 
 #[test]
 fn an_event_file_is_read_as_records_whose_first_line_is_their_message() {
     let dir = scratch("event");
-    let logs = dir.join("bundle/logs/events");
-    std::fs::create_dir_all(&logs).unwrap();
-    std::fs::write(
-        logs.join("event_GCS.log"),
-        fatal_event("node_ != nullptr The node is gone"),
-    )
-    .unwrap();
+    let events = dir.join("bundle/logs/events");
+    std::fs::create_dir_all(&events).unwrap();
+    std::fs::write(events.join(EVENT), fixture(EVENT)).unwrap();
     let path = dir.join("bundle");
     let path = path.to_str().unwrap();
     let report = json(&["analyze", path, "--format", "json"]);
     let cause = &report["causes"][0];
     assert_eq!(cause["id"], "component_exception", "{cause}");
     let summary = cause["summary"].as_str().unwrap();
+    // Not the 1,231 characters of the message with its `\n` and frames on one line.
     assert_eq!(
         summary,
-        "the GCS server raised Check failed: node_ != nullptr The node is gone; no rule explains it"
+        "a Ray worker raised Check failed: _s.ok() Bad status: IOError: Broken pipe; no rule explains it"
     );
-    assert!(!summary.contains("\\n") && !summary.contains("unknown"));
     let e = &cause["evidence"][0];
-    assert_eq!(e["ts"], "2023-11-13T01:47:48.000Z");
+    assert_eq!(e["ts"], "2026-12-06T09:30:05.000Z");
     assert_eq!(e["source"], "ray_event");
+    assert!(common::schema_errors("report", &report).is_empty());
 
     let line = run(&["timeline", path, "--format", "json"]);
     let line: Value = serde_json::from_str(line.trim()).unwrap();
     assert_eq!(line["level"], "critical");
-    assert_eq!(line["component"], "GCS");
+    assert_eq!(line["component"], "CORE_WORKER");
     assert_eq!(line["fields"]["label"], "RAY_FATAL_CHECK_FAILED");
-    assert_eq!(line["fields"]["pid"], "8");
-    assert_eq!(line["fields"]["file"], "redis_context.cc");
+    assert_eq!(line["fields"]["pid"], "30607");
+    assert_eq!(line["fields"]["file"], "core_worker.cc");
+    assert_eq!(line["fields"]["lineno"], "2694");
     let message = line["message"].as_str().unwrap();
-    assert_eq!(message.lines().count(), 64, "{message}");
+    assert_eq!(message.lines().count(), 16, "{message}");
     assert!(!message.contains("\\n"));
     assert!(common::schema_errors("timeline", &line).is_empty());
 }
@@ -285,37 +265,47 @@ fn a_fatal_event_that_repeats_a_failed_check_is_that_failure() {
     let dir = scratch("fatal");
     let logs = dir.join("bundle/logs");
     std::fs::create_dir_all(logs.join("events")).unwrap();
-    let mut gcs = String::from(
-        "[2023-11-13 01:47:48,600 I 8 8] (gcs_server) gcs_server_main.cc:111: Ray cluster metadata ray_cluster_id=0e2c\n",
-    );
-    gcs.push_str(&format!(
-        "[2023-11-13 01:47:48,664 C 8 8] (gcs_server) redis_context.cc:484:  Check failed: {CHECK}\n*** StackTrace Information ***\n"
-    ));
-    gcs.push_str("/home/ray/anaconda3/lib/python3.11/site-packages/ray/core/src/ray/gcs/gcs_server(+0x1140e0a) [0x7f6f1c540e0a] ray::operator<<()\n");
-    std::fs::write(logs.join("gcs_server.out"), gcs).unwrap();
-    std::fs::write(logs.join("events/event_GCS.log"), fatal_event(CHECK)).unwrap();
+    std::fs::write(logs.join(CORE_WORKER), fixture(CORE_WORKER)).unwrap();
+    std::fs::write(logs.join("events").join(EVENT), fixture(EVENT)).unwrap();
     let path = dir.join("bundle");
     let path = path.to_str().unwrap();
     let report = json(&["analyze", path, "--format", "json"]);
     let causes = report["causes"].as_array().unwrap();
+    let failure = causes
+        .iter()
+        .find(|c| c["id"] == "component_exception")
+        .unwrap();
     // One failure, one cause, one record: the log's, which says where the event is.
-    assert_eq!(causes.len(), 1, "{causes:?}");
-    let evidence: Vec<&Value> = causes[0]["evidence"].as_array().unwrap().iter().collect();
+    assert_eq!(
+        causes
+            .iter()
+            .filter(|c| c["id"] == "component_exception")
+            .count(),
+        1
+    );
+    let summary = failure["summary"].as_str().unwrap();
+    assert!(!summary.contains("(×2)"), "{summary}");
+    let evidence: Vec<&Value> = failure["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["text"].as_str().unwrap().contains("Check failed"))
+        .collect();
     assert_eq!(evidence.len(), 1, "{evidence:?}");
-    assert_eq!(evidence[0]["file"], "logs/gcs_server.out");
-    assert_eq!(evidence[0]["also_in"], "logs/events/event_GCS.log:1");
-    assert!(causes[0]["summary"].as_str().unwrap().starts_with("1 "));
+    assert_eq!(evidence[0]["file"], format!("logs/{CORE_WORKER}"));
+    assert_eq!(evidence[0]["also_in"], format!("logs/events/{EVENT}:1"));
 
     let critical = run(&["timeline", path, "--level", "critical", "--format", "json"]);
     assert_eq!(critical.lines().count(), 1, "{critical}");
     let inventory = json(&["analyze", path, "--inventory", "--format", "json"]);
+    assert_eq!(inventory["events"], 2);
     let event = inventory["file_list"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|f| f["path"] == "logs/events/event_GCS.log")
+        .find(|f| f["path"] == format!("logs/events/{EVENT}"))
         .unwrap();
     assert_eq!(event["source"], "ray_event");
     assert_eq!(event["events"], 0);
-    assert_eq!(event["mirrored"]["of"], "logs/gcs_server.out");
+    assert_eq!(event["mirrored"]["of"], format!("logs/{CORE_WORKER}"));
 }

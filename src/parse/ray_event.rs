@@ -145,22 +145,27 @@ pub fn decode_breaks(message: &str) -> String {
     out
 }
 
-/// A fatal event's message starts with where its process failed:
+/// A fatal event's message starts with where its process failed: in Ray 2.9
+/// `src/ray/core_worker/core_worker.cc:2694: Check failed: …`, later
 /// `node_manager.cc:1071 (PID: 41, TID: 41, errno: 0 (Success)): <message>`. That goes to
-/// fields (`file`, `lineno`, `tid`, `errno`) and the message keeps the rest, whose first line
-/// is that of the fatal log record it repeats. Gives the pid it names.
+/// fields (`file`, `lineno`, and `tid`, `errno` when named) and the message keeps the rest,
+/// whose first line is that of the fatal log record it repeats. Gives the pid it names.
 fn fatal_fields(ev: &mut Event) -> Option<String> {
-    let (head, rest) = ev.message.split_once(" (PID: ")?;
-    let (file, lineno) = file_line(head)?;
-    let (inside, after) = rest.split_once("): ")?;
-    let mut pid = None;
+    let (word, rest) = ev.message.split_once(' ')?;
+    if let Some(loc) = word.strip_suffix(':') {
+        let (file, lineno) = place(loc)?;
+        let fields = [("file", file), ("lineno", lineno)].map(|(k, v)| (k.into(), v.into()));
+        ev.message = rest.trim_start_matches(' ').to_string();
+        ev.fields.extend(fields);
+        return None;
+    }
+    let (file, lineno) = place(word)?;
+    let (inside, after) = rest.strip_prefix("(PID: ")?.split_once("): ")?;
     let mut tid = None;
     let mut errno = None;
     // `41, TID: 41, errno: 0 (Success)`
     let mut parts = inside.splitn(3, ", ");
-    if let Some(p) = parts.next() {
-        pid = Some(p.trim());
-    }
+    let pid = parts.next().map(str::trim)?;
     for part in parts {
         if let Some(t) = part.strip_prefix("TID: ") {
             tid = Some(t.trim());
@@ -168,8 +173,10 @@ fn fatal_fields(ev: &mut Event) -> Option<String> {
             errno = split_once_byte(e, b' ').map_or(Some(e), |(n, _)| Some(n));
         }
     }
-    let pid = pid.filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))?;
-    let mut fields = vec![
+    if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let mut fields: Vec<(crate::event::Text, crate::event::Text)> = vec![
         ("file".into(), file.into()),
         ("lineno".into(), lineno.into()),
     ];
@@ -183,9 +190,17 @@ fn fatal_fields(ev: &mut Event) -> Option<String> {
         fields.push(("errno".into(), errno.into()));
     }
     let pid = pid.to_string();
-    ev.message = after.to_string();
+    ev.message = after.trim_start_matches(' ').to_string();
     ev.fields.extend(fields);
     Some(pid)
+}
+
+/// `src/ray/raylet/node_manager.cc:1071` or `node_manager.cc:1071` → (`node_manager.cc`,
+/// `1071`).
+fn place(loc: &str) -> Option<(&str, &str)> {
+    let (path, lineno) = loc.rsplit_once(':')?;
+    let file = path.rsplit('/').next().unwrap_or(path);
+    file_line(&loc[path.len() - file.len()..]).map(|_| (file, lineno))
 }
 
 /// The identity a record shares with the event of Ray's event files that repeats it: the
@@ -264,6 +279,29 @@ mod tests {
         let log = crate::parse::ray_cpp::head(
             "[2025-06-23 08:39:09,112 C 41 41] (raylet) node_manager.cc:1071: [Timeout] Exiting because this node manager has mistakenly been marked as dead by the GCS: GCS failed to check the health of this node for 5 times.",
             &mut samples,
+        )
+        .unwrap_or_else(|| Event::new(0, "none"));
+        assert_ne!(ev.echo_key, 0);
+        assert_eq!(ev.echo_key, log.echo_key);
+    }
+
+    #[test]
+    fn a_fatal_event_of_ray_2_9_names_its_place_as_its_log_does() {
+        // Ray 2.9.3, a Serve proxy's core worker losing its raylet (`scripts/realrun`,
+        // raylet-killed): the event, then the core worker's own record of the failure.
+        let line = r#"{"custom_fields":{"worker_id":"f0a0d15c284c1e1eaeee47cdef8f6620ca024add9337dc4818e717d0"},"event_id":"b2fd730d98d71e7d9da46db468147d4d3c00","host_name":"ray-head","label":"RAY_FATAL_CHECK_FAILED","message":"src/ray/core_worker/core_worker.cc:2694: Check failed: _s.ok() Bad status: IOError: Broken pipe\\n*** StackTrace Information ***\\n/home/ray/anaconda3/lib/python3.11/site-packages/ray/_raylet.so(+0xfe93da) [0x7fb185be93da] ray::operator<<()\\n/home/ray/anaconda3/lib/python3.11/site-packages/ray/_raylet.so(+0x8391ff) [0x7fb1854391ff] make_fcontext\\n","pid":"30607","severity":"FATAL","source_type":"CORE_WORKER","timestamp":1796549405}"#;
+        let ev = head(line).unwrap_or_else(|| Event::new(0, "none"));
+        assert_eq!(ev.field("file"), Some("core_worker.cc"));
+        assert_eq!(ev.field("lineno"), Some("2694"));
+        assert_eq!(ev.field("pid"), Some("30607"));
+        assert_eq!(
+            ev.message.lines().next(),
+            Some("Check failed: _s.ok() Bad status: IOError: Broken pipe")
+        );
+        assert_eq!(ev.message.lines().count(), 4);
+        let log = crate::parse::ray_cpp::head(
+            "[2026-12-06 09:30:05,297 C 30607 30639] core_worker.cc:2694:  Check failed: _s.ok() Bad status: IOError: Broken pipe",
+            &mut Vec::new(),
         )
         .unwrap_or_else(|| Event::new(0, "none"));
         assert_ne!(ev.echo_key, 0);
