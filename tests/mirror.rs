@@ -213,6 +213,32 @@ fn mirrors_are_the_same_whatever_the_container_and_the_thread_count() {
     }
 }
 
+#[test]
+fn a_real_gcs_error_in_gcs_server_out_and_err_is_one_record() {
+    // Ray 2.60.0 (`scripts/realrun`, serve-health-check): the GCS's one error of the run,
+    // in gcs_server.out between its neighbours, and again in gcs_server.err.
+    let dir = scratch("gcs");
+    let logs = dir.join("bundle/logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    for name in ["gcs_server.out", "gcs_server.err"] {
+        std::fs::write(logs.join(name), fixture(name)).unwrap();
+    }
+    let path = dir.join("bundle");
+    let path = path.to_str().unwrap();
+    let lines = run(&["timeline", path, "--level", "error", "--format", "json"]);
+    let lines: Vec<Value> = lines
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["file"], "logs/gcs_server.out");
+    assert_eq!(lines[0]["line"], 3);
+    assert_eq!(lines[0]["also_in"], "logs/gcs_server.err:1");
+    let report = json(&["analyze", path, "--format", "json"]);
+    let summary = unrecognised(&report)["summary"].as_str().unwrap();
+    assert!(summary.starts_with("1 error record "), "{summary}");
+}
+
 /// A real run's core worker failing a check (Ray 2.9.3, `scripts/realrun`, raylet-killed):
 /// its FATAL event, whose message Ray wrote with its line breaks as `\n`, and the stretch of
 /// its log holding the failure (`tests/fixtures/mirror`).
