@@ -124,6 +124,11 @@ impl Folder {
         self.push_item(key, Item::Real(ev));
     }
 
+    /// [`Folder::push`] of a record whose [`fold_key`] is known.
+    pub(super) fn push_keyed(&mut self, key: Option<u64>, ev: Event) {
+        self.push_item(key, Item::Real(ev));
+    }
+
     pub(super) fn push_same(&mut self, same: Same) {
         let key = Some(same.key);
         self.push_item(key, Item::Same(same));

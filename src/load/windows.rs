@@ -389,11 +389,13 @@ fn fold_with_repeats(
             same(s, &mut folder, keyed);
         }
         let mut keys = keys_of(&ev).peekable();
-        if keys.peek().is_some() {
-            let fold = fold_key(&ev).unwrap_or(0);
-            keyed.extend(keys.map(|k| (ev.line, k, fold)));
+        if keys.peek().is_none() {
+            folder.push(ev);
+            continue;
         }
-        folder.push(ev);
+        let fold = fold_key(&ev);
+        keyed.extend(keys.map(|k| (ev.line, k, fold.unwrap_or(0))));
+        folder.push_keyed(fold, ev);
     }
     for s in repeats {
         same(s, &mut folder, keyed);

@@ -147,6 +147,28 @@ pub fn parse_records(
     input: &[u8],
     policy: Continuation,
     out: &mut ParseOutput,
+    head: impl FnMut(&str, &Detail, bool) -> Option<Event>,
+) {
+    records(input, policy, out, false, head);
+}
+
+/// [`parse_records`] for the logs of a Ray process that may write a record to two files
+/// (`raylet.out` and `raylet.err`): each record that [`may_be_mirrored`] gets its
+/// [`mirror_key`] (`load::mirror`). The other formats never do, and pay nothing.
+pub fn parse_records_keyed(
+    input: &[u8],
+    policy: Continuation,
+    out: &mut ParseOutput,
+    head: impl FnMut(&str, &Detail, bool) -> Option<Event>,
+) {
+    records(input, policy, out, true, head);
+}
+
+fn records(
+    input: &[u8],
+    policy: Continuation,
+    out: &mut ParseOutput,
+    keyed: bool,
     mut head: impl FnMut(&str, &Detail, bool) -> Option<Event>,
 ) {
     let detail = out.detail.clone();
@@ -166,8 +188,7 @@ pub fn parse_records(
                 (Some(RawTime::Naive(local)), Some(utc)) => out.zone_samples.push(local - utc),
                 _ => {}
             }
-            // A head may give the record an identity of its own (a fatal C++ record's).
-            if ev.mirror_key == 0 && may_be_mirrored(&ev) {
+            if keyed && may_be_mirrored(&ev) {
                 ev.mirror_key = mirror_key(raw);
             }
             cap_message(&mut ev.message);

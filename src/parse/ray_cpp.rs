@@ -12,14 +12,14 @@
 //! `RawTime::NoYear`.
 
 use crate::event::{Event, Level, Micros, RawTime, Text, MICROS_PER_SEC};
-use crate::parse::lines::{parse_records, Continuation};
+use crate::parse::lines::{parse_records_keyed, Continuation};
 use crate::parse::primitives::{date_time, klog_header, rsplit_once_byte, split_once_byte};
 use crate::parse::ray_record::{file_line, json_record, split_word};
 use crate::parse::{Detail, ParseOutput};
 
 pub fn parse(input: &[u8], out: &mut ParseOutput) {
     let mut samples = Vec::new();
-    parse_records(input, Continuation::Fold, out, |line, detail, again| {
+    parse_records_keyed(input, Continuation::Fold, out, |line, detail, again| {
         // Read again, a line gives no new zone sample.
         let samples = if again { &mut Vec::new() } else { &mut samples };
         head_at(line, samples, detail)
