@@ -83,7 +83,10 @@ pub fn head(line: &str) -> Option<Event> {
             }
         }
     }
-    ev.echo_key = echo_key(&logged_pid, &ev.message);
+    // A copy is always a record with a time (the streamed counts take copies off `timed`).
+    if ev.raw_time.is_some() {
+        ev.echo_key = echo_key(&logged_pid, &ev.message);
+    }
     for (k, v) in custom {
         if ev.field(&k).is_none() {
             ev.fields.push((k.into(), v.into()));
