@@ -35,6 +35,7 @@ enum Family {
     WaitGcs,
     WorkerMarkers,
     RayStart,
+    RayEvent,
 }
 
 static ZAP_CONSOLE: LazyLock<Regex> = LazyLock::new(|| {
@@ -139,6 +140,7 @@ fn sniff(window: &[u8]) -> Option<Family> {
         4 => Family::WaitGcs,
         5 => Family::WorkerMarkers,
         6 => Family::RayStart,
+        7 => Family::RayEvent,
         _ => Family::Operator,
     })
 }
@@ -226,8 +228,15 @@ fn json_array_start(t: &str) -> bool {
 }
 
 /// Per-line votes: 0 operator, 1 Ray Python, 2 Ray C++, 3 Serve, 4 wait-gcs, 5 worker markers,
-/// 6 `ray start` output.
+/// 6 `ray start` output, 7 Ray events.
 fn line_family(text: &str) -> Option<usize> {
+    if text.starts_with('{')
+        && text.contains("\"event_id\"")
+        && text.contains("\"source_type\"")
+        && text.contains("\"severity\"")
+    {
+        return Some(7);
+    }
     if text.starts_with("{\"level\"") || (text.starts_with('{') && text.contains("\"msg\"")) {
         return Some(0);
     }
@@ -354,6 +363,7 @@ fn refine(family: Family, name: &str, path: &str) -> SourceKind {
             }
         }
         Family::WaitGcs => SourceKind::InitContainer,
+        Family::RayEvent => SourceKind::RayEvent,
         Family::WorkerMarkers => SourceKind::Worker,
         Family::RayStart => match by_name(name, path) {
             Some(
@@ -382,7 +392,10 @@ fn by_name(name: &str, path: &str) -> Option<SourceKind> {
         .trim_end_matches('.');
     let in_serve = path.contains("/serve/") || path.starts_with("serve/");
     let yaml = stem.ends_with(".yaml") || stem.ends_with(".yml");
-    let kind = if in_serve && (stem.ends_with(".log") || stem.ends_with(".json")) {
+    let in_events = path.contains("/events/") || path.starts_with("events/");
+    let kind = if in_events && name.starts_with("event_") && name.ends_with(".log") {
+        SourceKind::RayEvent
+    } else if in_serve && (stem.ends_with(".log") || stem.ends_with(".json")) {
         serve_kind(name)
     } else if yaml && stem != "version.yaml" {
         // `worker-pod-status.yaml` is an object someone saved, not a worker's output.
@@ -631,5 +644,22 @@ mod tests {
         check("logs/ray_client_server.err", "", "ray_python");
         check("logs/dashboard_agent.log.1", "", "dashboard_agent");
         check("random.bin", "", "unknown");
+        check("logs/events/event_GCS.log", "", "ray_event");
+        check("logs/events/event_GCS.0.log", "", "ray_event");
+    }
+
+    #[test]
+    fn ray_event_files() {
+        // Ray 2.9.3: the raylet's C++ reporter and the job manager's Python one.
+        check(
+            "x/event_RAYLET.log",
+            r#"{"custom_fields":{"node_id":"aa4e"},"event_id":"d61c","host_name":"ray-head","label":"Out of Memory","message":"Task was killed due to the node running low on memory.","pid":"1651","severity":"ERROR","source_type":"RAYLET","timestamp":1796545572}"#,
+            "ray_event",
+        );
+        check(
+            "pasted.txt",
+            r#"{"event_id": "7FEd", "source_type": "JOBS", "source_hostname": "ray-head", "source_pid": 2690, "message": "Started a ray job raysubmit_efVTTvEd378YVeJQ.", "timestamp": "1796545625", "custom_fields": {}, "severity": "INFO", "label": ""}"#,
+            "ray_event",
+        );
     }
 }

@@ -158,6 +158,9 @@ pub enum SourceKind {
     RayContainer,
     /// The `wait-gcs-ready` init container.
     InitContainer,
+    /// Ray's structured events (`logs/events/event_RAYLET.log`, `event_GCS.log`, …): one
+    /// JSON object a line, with a severity, a source and a label.
+    RayEvent,
     DescribeRayService,
     DescribeRayCluster,
     DescribeRayJob,
@@ -178,7 +181,7 @@ pub enum SourceKind {
 }
 
 impl SourceKind {
-    pub const ALL: [SourceKind; 29] = [
+    pub const ALL: [SourceKind; 30] = [
         SourceKind::Operator,
         SourceKind::Dashboard,
         SourceKind::DashboardAgent,
@@ -197,6 +200,7 @@ impl SourceKind {
         SourceKind::ServeReplica,
         SourceKind::RayContainer,
         SourceKind::InitContainer,
+        SourceKind::RayEvent,
         SourceKind::DescribeRayService,
         SourceKind::DescribeRayCluster,
         SourceKind::DescribeRayJob,
@@ -235,6 +239,7 @@ impl SourceKind {
             SourceKind::ServeReplica => "serve_replica",
             SourceKind::RayContainer => "ray_container",
             SourceKind::InitContainer => "init_container",
+            SourceKind::RayEvent => "ray_event",
             SourceKind::DescribeRayService => "describe_rayservice",
             SourceKind::DescribeRayCluster => "describe_raycluster",
             SourceKind::DescribeRayJob => "describe_rayjob",
@@ -297,6 +302,16 @@ pub struct Event {
     /// Built by a light parse (`parse::Detail`): the record's time, level and lines are
     /// those of the full parse, but its component, message and fields were not built.
     pub light: bool,
+    /// What tells this record from every other of its process when it may be written to two
+    /// files (`raylet.out` and `raylet.err`): a hash of its first line as written, time, pid
+    /// and text included (`parse::lines::mirror_key`); 0 for a record that is never looked
+    /// for elsewhere (no time, or below warning). See `load::mirror`.
+    pub mirror_key: u64,
+    /// What tells this record from the others its process wrote, without its time: a hash of
+    /// its pid and its message's first line (`parse::ray_event::echo_key`). Ray's event files
+    /// repeat some records of its logs (a failed check, a node removed): such an event and
+    /// the record it repeats share it. 0 for a record that no event repeats.
+    pub echo_key: u64,
 }
 
 /// Records folded into the event that shows them: the same record (kind, level, component,
@@ -412,6 +427,8 @@ impl Event {
             fields: Vec::new(),
             repeat: None,
             light: false,
+            mirror_key: 0,
+            echo_key: 0,
         }
     }
 
@@ -552,6 +569,8 @@ impl EventRef<'_> {
                 .collect(),
             repeat: None,
             light: self.light,
+            mirror_key: 0,
+            echo_key: 0,
         }
     }
 }

@@ -66,12 +66,30 @@ pub struct FileRow {
     pub events: Option<u64>,
     pub records_parsed: u64,
     pub unparsed_lines: u64,
+    /// Records of this file that copy a record of another file of its process (a raylet's
+    /// `.err` repeats the errors of its `.out`): counted there, not in `events` here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mirrored: Option<Mirrored>,
+}
+
+/// Copies a file holds of another file's records (`load::mirror`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Mirrored {
+    pub records: u64,
+    /// The file that holds the originals (of the first copy, should there be two).
+    pub of: String,
 }
 
 impl FileRow {
     /// Its events, or its records parsed when not every record was.
     pub fn records(&self) -> u64 {
         self.events.unwrap_or(self.records_parsed)
+    }
+
+    /// What the inventory says of its copies: `128 mirrored from logs/raylet.out`.
+    pub fn mirror_note(&self) -> Option<String> {
+        let m = self.mirrored.as_ref()?;
+        Some(format!("{} mirrored from {}", m.records, m.of))
     }
 }
 
@@ -89,6 +107,9 @@ impl Inventory {
         }
         for f in &mut self.file_list {
             r.in_place(&mut f.path);
+            if let Some(m) = &mut f.mirrored {
+                r.in_place(&mut m.of);
+            }
         }
         for d in &mut self.diagnostics {
             r.in_place(&mut d.file);
@@ -206,6 +227,12 @@ impl Inventory {
                     events: Some(f.events),
                     records_parsed: f.events,
                     unparsed_lines: f.unparsed_lines,
+                    mirrored: f.mirror_of.and_then(|of| {
+                        Some(Mirrored {
+                            records: f.mirrored,
+                            of: tl.file(of)?.path.clone(),
+                        })
+                    }),
                 })
                 .collect(),
             diagnostics: tl.diagnostics.clone(),

@@ -98,6 +98,9 @@ fn redact_evidence(r: &mut Redactor, evidence: &mut [Evidence]) {
     for e in evidence {
         r.in_place(&mut e.file);
         r.in_place(&mut e.text);
+        if let Some(also) = &mut e.also_in {
+            r.in_place(also);
+        }
     }
 }
 
@@ -179,6 +182,10 @@ pub struct Evidence {
     pub text: String,
     /// What this line means (the signal's description).
     pub meaning: String,
+    /// Where its process wrote the same record again (`path:line`, a raylet's `.err` copy of
+    /// its `.out` record): one record, counted once (`load::mirror`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub also_in: Option<String>,
 }
 
 impl Evidence {

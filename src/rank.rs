@@ -377,6 +377,10 @@ fn evidence(
         source: ev.kind.as_str(),
         text: shown,
         meaning: sig.description.clone(),
+        also_in: tl.mirrors.also(ev.file, ev.line).map(|(f, at)| {
+            let path = tl.file(f).map_or("?", |f| f.path.as_str());
+            format!("{path}:{at}")
+        }),
     })
 }
 

@@ -545,6 +545,8 @@ mod tests {
             unparsed_lines: 0,
             mtime: None,
             zone_samples: vec![-3600 * MICROS_PER_SEC],
+            mirrored: 0,
+            mirror_of: None,
         };
         let cfg = TimeConfig { tz_override: None };
         let res = tracker.resolve(std::slice::from_ref(&info), &[0], None, &cfg);
@@ -556,6 +558,7 @@ mod tests {
             files: vec![info],
             events: vec![events.to_vec()],
             diagnostics: Vec::new(),
+            mirrors: Default::default(),
         };
         (res, crate::timeline::build(loaded, &cfg), stamps)
     }

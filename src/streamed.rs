@@ -72,12 +72,16 @@ pub struct Outline {
 
 impl Outline {
     fn new(streamed: Streamed, tracker: Tracker, cfg: &TimeConfig) -> Outline {
-        let resolution = tracker.resolve(
+        let mut resolution = tracker.resolve(
             &streamed.files,
             &streamed.ids,
             streamed.root_name.as_deref(),
             cfg,
         );
+        // The tracker saw the copies of mirrored records too, each with its time.
+        resolution.timed = resolution
+            .timed
+            .saturating_sub(streamed.mirrors.copies().len() as u64);
         let events = streamed.files.iter().map(|f| f.events).sum();
         let mut diagnostics = streamed.diagnostics;
         diagnostics.extend(crate::timeline::tz_contradictions(&streamed.files, cfg));
@@ -90,6 +94,7 @@ impl Outline {
             zones: resolution.zones.clone(),
             capture: resolution.capture.clone(),
             collected: resolution.collected.clone(),
+            mirrors: streamed.mirrors,
         };
         Outline {
             timeline,
@@ -330,14 +335,19 @@ pub fn timeline(
         ..
     } = output;
     let json_lines = crate::report::timeline::JsonLines::new(&timeline);
-    let shown = |file: FileId, ts| {
-        source_ok.get(file as usize).copied().unwrap_or(false) && query::ts_in_range(ts, lo, hi)
+    // A copy of a record its process wrote to two files is not shown: the kept record says
+    // where the copy is (`also_in`).
+    let mirrors = &timeline.mirrors;
+    let shown = |file: FileId, line: u32, ts| {
+        source_ok.get(file as usize).copied().unwrap_or(false)
+            && query::ts_in_range(ts, lo, hi)
+            && !mirrors.is_copy(file, line)
     };
     if spill.is_rendered() {
         // Stretches of the timeline are written on as many threads as the read had, at
         // once, and go out in order.
         let render = |ev: crate::spill::Placed<'_>, lines: &mut Vec<u8>| {
-            if !shown(ev.file, ev.ts) {
+            if !shown(ev.file, ev.line, ev.ts) {
                 return Ok(());
             }
             json_lines.push_head(lines, ev.ts, ev.file, ev.line, ev.n_lines);
@@ -372,7 +382,7 @@ pub fn timeline(
         write_when_full(out, lines)
     };
     spill.merge_refs(&resolution, &ids, &mut |ev, _| {
-        if !shown(ev.file, ev.ts) || limit.is_some_and(|n| kept >= n) {
+        if !shown(ev.file, ev.line, ev.ts) || limit.is_some_and(|n| kept >= n) {
             return Ok(());
         }
         kept += 1;
@@ -586,6 +596,13 @@ fn picture_at(
             placed.resize(seq + 1, None);
         }
         let offset = *placed[seq].get_or_insert_with(|| near.offset(batch.path));
+        // A record that may copy another's is put aside, not counted: the copies are known
+        // only once the bundle is read, and are left out where events are read back.
+        if crate::load::mirror::keys_of(ev).next().is_some()
+            && crate::load::mirror::may_hold_copies(batch.path)
+        {
+            return true;
+        }
         match counted_time(ev, stamp, offset) {
             Some(t) => {
                 counted.count(ev.kind, t, ev.level);
@@ -617,8 +634,11 @@ fn picture_at(
     if unsure {
         return Ok(None);
     }
+    let mirrors = &outline.timeline.mirrors;
     spill.merge(&outline.resolution, &outline.ids, &mut |ev, key| {
-        picture.push_owned(ev, key);
+        if !mirrors.is_copy(ev.file, ev.line) {
+            picture.push_owned(ev, key);
+        }
         Ok(())
     })?;
     if near.is_some() && picture.unsure() {

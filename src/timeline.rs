@@ -29,6 +29,7 @@ use crate::event::{
     micros_from_civil, Event, Micros, RawTime, SourceKind, Timestamp, TsQuality, MICROS_PER_SEC,
     QUIET,
 };
+use crate::load::mirror::Mirrors;
 use crate::load::{FileInfo, Loaded};
 use crate::parse::primitives::instant;
 use crate::parse::Format;
@@ -68,6 +69,9 @@ pub struct Timeline {
     pub capture: Option<CaptureTime>,
     /// Set for a bundle written by `raysift collect`.
     pub collected: Option<Collected>,
+    /// Records written to two files of their process: the copies are not among `events`;
+    /// the kept record says where its copy is (`Mirrors::also`).
+    pub mirrors: Mirrors,
 }
 
 /// Diagnostics quoted in a "nothing readable" error.
@@ -266,6 +270,7 @@ pub fn build(loaded: Loaded, cfg: &TimeConfig) -> Timeline {
         files,
         mut events,
         mut diagnostics,
+        mirrors,
     } = loaded;
 
     let zones = decide_zones(&files, &events, cfg);
@@ -376,6 +381,7 @@ pub fn build(loaded: Loaded, cfg: &TimeConfig) -> Timeline {
         zones,
         capture,
         collected,
+        mirrors,
     }
 }
 

@@ -74,6 +74,8 @@ fn planted() -> Planted {
             unparsed_lines: 0,
             mtime: None,
             zone_samples: Vec::new(),
+            mirrored: 0,
+            mirror_of: None,
         });
         let mut line = 1u32;
         let mut push = |message: &str, fields: Vec<(String, String)>, timed: bool| {
@@ -143,6 +145,7 @@ fn planted() -> Planted {
         zones: Vec::new(),
         capture: None,
         collected: None,
+        mirrors: Default::default(),
     };
     // Every single-record planted line is evidence of a cause (the split ones are context).
     let evidence: Vec<Evidence> = tl
@@ -157,6 +160,8 @@ fn planted() -> Planted {
             source: e.kind.as_str(),
             text: e.message.clone(),
             meaning: "a planted line".to_string(),
+            // Where a copy would be: a path, redacted as every path is.
+            also_in: Some(format!("{}:1", tl.file(e.file).unwrap().path)),
         })
         .collect();
     let n_evidence = evidence.len();

@@ -2,7 +2,7 @@
 //! diagnostics and, file by file, the same events, for every corpus bundle and for files large
 //! enough to be parsed in many units, whatever the thread count. A light read
 //! (`parse::Detail`) gives the same files, diagnostics, records, times, levels and lines,
-//! and its whole records are the full parse's.
+//! and its whole records are the full parse's; and the same mirrored records (`load::mirror`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -56,6 +56,9 @@ fn streamed(
         for ev in &mut events {
             ev.file = id;
         }
+        // Batches hand the copies of mirrored records too; the consumer leaves them out, as
+        // the one-shot load does.
+        events.retain(|ev| !got.mirrors.is_copy(id, ev.line));
         by_id[id as usize] = events;
         batches[id as usize] = batches_by_seq[seq];
     }
@@ -137,6 +140,7 @@ fn assert_read(
     }
     assert_eq!(got.diagnostics, whole.diagnostics, "{name}: diagnostics");
     assert_eq!(got.root_name, whole.root_name);
+    assert_eq!(got.mirrors, whole.mirrors, "{name}: mirrors");
     for (id, (a, b)) in events.iter().zip(&whole.events).enumerate() {
         // A light event is the whole one without its text.
         let b: &Vec<Event> = &b
@@ -207,6 +211,7 @@ fn big_bundle(dir: &Path) {
     let mut worker = String::new();
     let mut op = String::new();
     let mut cpp = String::new();
+    let mut err = String::new();
     let mut serve = String::new();
     let mut i = 0u64;
     while py.len() < 7 << 20 {
@@ -252,6 +257,21 @@ fn big_bundle(dir: &Path) {
             "[2024-10-07 15:{m:02}:{s:02},{:03} I 71 71] (raylet) main.cc:1: tick {i}\n",
             i % 1000
         ));
+        // Errors the raylet writes to raylet.err too, and one of the .err's own now and then.
+        if i % 53 == 0 {
+            let line = format!(
+                "[2024-10-07 15:{m:02}:{s:02},{:03} E 71 72] (raylet) worker_pool.cc:581: Some workers of the worker process({i}) have not registered within the timeout.\n",
+                i % 1000
+            );
+            cpp.push_str(&line);
+            err.push_str(&line);
+        }
+        if i % 1009 == 0 {
+            err.push_str(&format!(
+                "[2024-10-07 15:{m:02}:{s:02},{:03} E 71 72] (raylet) node_manager.cc:9: only here {i}\n",
+                i % 1000
+            ));
+        }
         if i % 400 == 0 {
             cpp.push_str("[state-dump] NodeManager:\n[state-dump] Pool: 3\n");
         }
@@ -269,6 +289,7 @@ fn big_bundle(dir: &Path) {
     std::fs::write(logs.join("worker-abc-ffffffff-12.err"), &worker).unwrap();
     std::fs::write(dir.join("kuberay-operator.log"), &op).unwrap();
     std::fs::write(logs.join("raylet.out"), &cpp).unwrap();
+    std::fs::write(logs.join("raylet.err"), &err).unwrap();
     std::fs::write(logs.join("serve/proxy_10.0.0.1.log"), &serve).unwrap();
     // Nothing but continuation lines: carried whole, then cut at a piece end.
     std::fs::write(logs.join("odd.log"), "  indented\n".repeat(1 << 20)).unwrap();
@@ -291,6 +312,15 @@ fn files_of_many_units_stream_as_they_load() {
             "{light} light, {full_near} whole"
         );
     }
+    // The raylet's errors in raylet.err are copies of those in raylet.out, but its own.
+    let whole = load(&dir, &config(2)).unwrap();
+    let err = whole
+        .files
+        .iter()
+        .find(|f| f.path.ends_with("raylet.err"))
+        .unwrap();
+    assert!(err.mirrored > 1000, "{}", err.mirrored);
+    assert!(err.events > 0 && err.events < 200, "{}", err.events);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -95,6 +95,7 @@ impl Fed {
             lines,
             kind: self.kind,
             out,
+            keyed: Vec::new(),
         }
     }
 }

@@ -51,6 +51,10 @@ pub(super) struct Same {
     pub(super) t: Micros,
     /// Its UUIDs, which take the place of the exemplar's.
     pub(super) ids: [[u8; 36]; MAX_IDS],
+    /// Its own `Event::mirror_key` (0 when its exemplar has none).
+    pub(super) mirror: u64,
+    /// Its exemplar's `Event::echo_key`, which has no time in it.
+    pub(super) echo: u64,
 }
 
 /// What a run holds: a parsed record, or one that repeats an exemplar.
@@ -117,6 +121,11 @@ impl Folder {
 
     pub(super) fn push(&mut self, ev: Event) {
         let key = fold_key(&ev);
+        self.push_item(key, Item::Real(ev));
+    }
+
+    /// [`Folder::push`] of a record whose [`fold_key`] is known.
+    pub(super) fn push_keyed(&mut self, key: Option<u64>, ev: Event) {
         self.push_item(key, Item::Real(ev));
     }
 
@@ -236,6 +245,7 @@ fn materialize(exemplars: &HashMap<u64, Exemplar>, item: Item) -> Option<Event> 
             let mut e = ex.event.clone();
             e.line = s.line;
             e.raw_time = Some(s.raw);
+            e.mirror_key = s.mirror;
             for (old, new) in ex.ids.iter().zip(&s.ids) {
                 if old == new {
                     continue;

@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 mod fed;
 mod fold;
 mod gate;
+pub mod mirror;
 mod pieces;
 mod router;
 mod sections;
@@ -75,6 +76,10 @@ pub struct FileInfo {
     pub mtime: Option<i64>,
     /// `local - utc` samples (microseconds) seen in this file.
     pub zone_samples: Vec<Micros>,
+    /// Records of this file that copy a record of another file of its process (`mirror`),
+    /// not counted in `events`, and the file that holds the first one's original.
+    pub mirrored: u64,
+    pub mirror_of: Option<FileId>,
 }
 
 impl FileInfo {
@@ -96,9 +101,12 @@ pub struct Loaded {
     /// The top-level folder stripped from every path, if any.
     pub root_name: Option<String>,
     pub files: Vec<FileInfo>,
-    /// Events of each file, indexed by file id, in file order.
+    /// Events of each file, indexed by file id, in file order; copies of records of another
+    /// file (`mirror`) left out.
     pub events: Vec<Vec<Event>>,
     pub diagnostics: Vec<Diagnostic>,
+    /// Which records were written to two files of their process.
+    pub mirrors: mirror::Mirrors,
 }
 
 pub(super) struct Parsed {
@@ -108,6 +116,9 @@ pub(super) struct Parsed {
     lines: u64,
     kind: SourceKind,
     out: ParseOutput,
+    /// Of a sieved read, the hit records that may be mirrored, those folded away included
+    /// (`windows::Sieved::keyed`); a read that does not fold leaves it empty.
+    keyed: Vec<mirror::FoldedKey>,
 }
 
 /// A file that is not parsed, with the reason.
@@ -122,6 +133,7 @@ fn skipped(path: String, mtime: Option<i64>, bytes: u64, problem: String) -> Par
         lines: 0,
         kind: SourceKind::Unknown,
         out,
+        keyed: Vec::new(),
     }
 }
 
@@ -162,8 +174,10 @@ pub fn load(path: &Path, cfg: &LoadConfig) -> Result<Loaded, OpenError> {
     let root_name = common_root(parsed.iter().map(|p| p.path.as_str()));
     let mut files = Vec::with_capacity(parsed.len());
     let mut events = Vec::with_capacity(parsed.len());
+    let mut keyed = Vec::with_capacity(parsed.len());
     let mut diagnostics = summary.diagnostics;
     for (idx, p) in parsed.into_iter().enumerate() {
+        keyed.push(p.keyed);
         let id = idx as FileId;
         let shown = p.path.clone();
         let mut out = p.out;
@@ -187,9 +201,12 @@ pub fn load(path: &Path, cfg: &LoadConfig) -> Result<Loaded, OpenError> {
             unparsed_lines: out.unparsed_lines,
             mtime: p.mtime,
             zone_samples: out.zone_samples,
+            mirrored: 0,
+            mirror_of: None,
         });
         events.push(out.events);
     }
+    let mirrors = mirror::settle(&mut files, &mut events, &mut keyed);
     Ok(Loaded {
         bundle_path: path.display().to_string(),
         container: summary.container,
@@ -197,6 +214,7 @@ pub fn load(path: &Path, cfg: &LoadConfig) -> Result<Loaded, OpenError> {
         files,
         events,
         diagnostics,
+        mirrors,
     })
 }
 
@@ -220,13 +238,16 @@ fn parse_entry_at(entry: Entry, sieve: Option<&Sieve>, detail_of: &DetailOf<'_>)
     let decoded = decode_utf16(raw);
     let bytes: &[u8] = decoded.as_deref().unwrap_or(raw);
     let lines = count_lines(bytes);
+    let mut keyed = Vec::new();
     let (kind, mut out) = match split_cluster_info_sections(bytes) {
         Some(sections) => parse_sections(&entry.path, bytes, &sections),
         None => {
             let kind = classify(&entry.path, bytes);
             match sieve {
                 Some(sieve) if !whole_document(kind) && !sieve.needs_full(kind) => {
-                    (kind, parse_sieved(kind, bytes, sieve))
+                    let (out, hits) = parse_sieved(kind, bytes, sieve);
+                    keyed = hits;
+                    (kind, out)
                 }
                 // `analyze` folds the rows of huge events tables (`parse::row_fold`).
                 Some(_) => (kind, parse::parse_folding(kind, bytes)),
@@ -246,6 +267,7 @@ fn parse_entry_at(entry: Entry, sieve: Option<&Sieve>, detail_of: &DetailOf<'_>)
         lines,
         kind,
         out,
+        keyed,
     }
 }
 

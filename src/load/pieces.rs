@@ -283,6 +283,9 @@ impl Joining {
         for d in &mut out.diagnostics {
             d.line = d.line.map(shift);
         }
+        for k in &mut out.keyed {
+            k.0 = shift(k.0);
+        }
         for ev in out.events {
             self.folder.push(ev);
         }
@@ -300,6 +303,7 @@ impl Joining {
         all.diagnostics.append(&mut out.diagnostics);
         all.unparsed_lines += out.unparsed_lines;
         all.zone_samples.append(&mut out.zone_samples);
+        all.keyed.append(&mut out.keyed);
         self.bytes += p.bytes;
         self.lines += p.lines;
     }
@@ -307,6 +311,7 @@ impl Joining {
     fn finish(self, path: String) -> Parsed {
         let mut all = self.all;
         all.events = self.folder.finish();
+        let keyed = std::mem::take(&mut all.keyed);
         Parsed {
             path,
             mtime: self.mtime,
@@ -314,6 +319,7 @@ impl Joining {
             lines: self.lines,
             kind: self.kind,
             out: all.into_output(),
+            keyed,
         }
     }
 }

@@ -31,6 +31,7 @@ use std::sync::{Arc, Mutex};
 
 use super::fed::{Fed, FEED_AFTER};
 use super::gate::walk_in_parallel;
+use super::mirror::{keys_of, Keyed, Mirrors};
 use super::pieces::PIECE_BYTES;
 use super::router::piece_end;
 use super::sections::SECTION_START;
@@ -134,6 +135,10 @@ pub struct Streamed {
     /// `ids[seq]` is the id of the file batches named `seq`.
     pub ids: Vec<FileId>,
     pub diagnostics: Vec<Diagnostic>,
+    /// Which records were written to two files of their process, by file id: batches
+    /// handed both, and a consumer leaves the copies out (`FileInfo::events` does not count
+    /// them).
+    pub mirrors: Mirrors,
 }
 
 /// Reads and parses every line of the bundle, handing each file's events to `sink` in file
@@ -228,10 +233,12 @@ fn finish(path: &Path, summary: bundle::WalkSummary, files: Vec<FileState>) -> S
     let mut ids = vec![0 as FileId; files.len()];
     let mut by_seq: Vec<Option<FileState>> = files.into_iter().map(Some).collect();
     let mut infos = Vec::with_capacity(by_seq.len());
+    let mut keyed: Vec<Vec<Keyed>> = Vec::with_capacity(by_seq.len());
     for (id, &seq) in order.iter().enumerate() {
-        let Some(f) = by_seq.get_mut(seq).and_then(Option::take) else {
+        let Some(mut f) = by_seq.get_mut(seq).and_then(Option::take) else {
             continue;
         };
+        keyed.push(std::mem::take(&mut f.keyed));
         ids[seq] = id as FileId;
         let shown = f.path.clone();
         for mut d in f.diagnostics() {
@@ -248,7 +255,21 @@ fn finish(path: &Path, summary: bundle::WalkSummary, files: Vec<FileState>) -> S
             unparsed_lines: f.unparsed,
             mtime: f.mtime,
             zone_samples: f.zone_samples,
+            mirrored: 0,
+            mirror_of: None,
         });
+    }
+    // Every file's records have gone by: which of them copy another's is known now, and the
+    // consumer leaves the copies out where it reads its events back (`Streamed::mirrors`).
+    let mirrors = Mirrors::decide(infos.iter().map(|f| (f.id, f.path.as_str())), |id| {
+        keyed.get(id as usize).map_or(&[], Vec::as_slice)
+    });
+    for f in &mut infos {
+        if let Some((n, of)) = mirrors.of_file(f.id) {
+            f.events = f.events.saturating_sub(n);
+            f.mirrored = n;
+            f.mirror_of = Some(of);
+        }
     }
     Streamed {
         bundle_path: path.display().to_string(),
@@ -257,6 +278,7 @@ fn finish(path: &Path, summary: bundle::WalkSummary, files: Vec<FileState>) -> S
         files: infos,
         ids,
         diagnostics,
+        mirrors,
     }
 }
 
@@ -682,6 +704,7 @@ impl Open {
             lines: 0,
             kind: fed.kind(),
             out,
+            keyed: Vec::new(),
         };
         // About what its events take, for the byte budget.
         let size = parsed.out.events.len() * 256;
@@ -808,6 +831,8 @@ struct FileState {
     actor: Option<String>,
     /// Whether the file is parsed in more than one unit.
     split: bool,
+    /// The records that may be mirrored (`super::mirror`), by first line.
+    keyed: Vec<Keyed>,
 }
 
 /// The diagnostics a parser gives once per file, counting lines: `(text after the count,
@@ -834,6 +859,7 @@ impl FileState {
             counted: [None, None],
             actor: None,
             split: false,
+            keyed: Vec::new(),
         }
     }
 
@@ -853,6 +879,8 @@ impl FileState {
         for ev in &mut out.events {
             ev.line = ev.line.saturating_add(offset);
             ev.file = 0;
+            let line = ev.line;
+            self.keyed.extend(keys_of(ev).map(|k| (line, k)));
             if ev.kind == SourceKind::Unknown {
                 ev.kind = unit.kind;
             }

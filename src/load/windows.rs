@@ -5,9 +5,11 @@ use super::count_lines;
 use std::collections::HashMap;
 
 use super::fold::{fold_key, micros_of, raw_like, Folder, Same};
+use super::mirror::{keys_of, FoldedKey};
 use crate::diag::Diagnostic;
 use crate::event::{Event, Micros, SourceKind};
 use crate::event::{RawTime, QUIET};
+use crate::parse::lines::mirror_key;
 use crate::parse::stamp::{line_key, LineKey};
 use crate::parse::{self, ParseOutput};
 use crate::rules::sieve::{Hit, Sieve, LOOKAHEAD_LINES, LOOKBACK_LINES};
@@ -36,6 +38,9 @@ pub(super) struct Sieved {
     pub(super) diagnostics: Vec<Diagnostic>,
     pub(super) unparsed_lines: u64,
     pub(super) zone_samples: Vec<Micros>,
+    /// Every hit record that may be mirrored or repeated by an event, those folded away
+    /// included: its first line, each identity (`mirror::keys_of`) and its fold key.
+    pub(super) keyed: Vec<FoldedKey>,
 }
 
 impl Sieved {
@@ -99,10 +104,17 @@ impl Bounds {
     }
 }
 
-/// Parses a whole file through the sieve: the windows around its hits, its head and tail.
-pub(super) fn parse_sieved(kind: SourceKind, bytes: &[u8], sieve: &Sieve) -> ParseOutput {
+/// Parses a whole file through the sieve: the windows around its hits, its head and tail;
+/// and the records that may be mirrored, folded ones included (`Sieved::keyed`).
+pub(super) fn parse_sieved(
+    kind: SourceKind,
+    bytes: &[u8],
+    sieve: &Sieve,
+) -> (ParseOutput, Vec<FoldedKey>) {
     let hits = sieve.hits(kind, bytes);
-    parse_windows(kind, bytes, 0..bytes.len(), 0, &hits, true, true).into_output()
+    let mut sieved = parse_windows(kind, bytes, 0..bytes.len(), 0, &hits, true, true);
+    let keyed = std::mem::take(&mut sieved.keyed);
+    (sieved.into_output(), keyed)
 }
 
 /// Parses only the windows around `hits`, the sieve's hits in `text[own]` (plus the head of
@@ -275,7 +287,7 @@ pub(super) fn parse_windows(
     }
     // Windows overlap only by merging, so events come out in file order.
     out.events.dedup_by(|a, b| a.line == b.line);
-    out.events = fold_with_repeats(kind, text, out.events, &first_of, sames);
+    out.events = fold_with_repeats(kind, text, out.events, &first_of, sames, &mut out.keyed);
     out
 }
 
@@ -288,11 +300,15 @@ fn fold_with_repeats(
     mut events: Vec<Event>,
     first_of: &HashMap<u64, (usize, LineKey, usize)>,
     sames: Vec<(usize, LineKey, usize, usize)>,
+    keyed: &mut Vec<FoldedKey>,
 ) -> Vec<Event> {
     let mut folder = Folder::default();
     let mut repeats: Vec<Same> = Vec::with_capacity(sames.len());
-    // Line key -> (fold key, the exemplar's parsed time and its stamp's time, its raw time).
-    let mut exemplars: HashMap<u64, Option<(u64, Micros, Micros, RawTime)>> = HashMap::new();
+    // Line key -> (fold key, the exemplar's parsed time and its stamp's time, its raw time,
+    // whether it may be mirrored, its echo identity).
+    #[allow(clippy::type_complexity)]
+    let mut exemplars: HashMap<u64, Option<(u64, Micros, Micros, RawTime, bool, u64)>> =
+        HashMap::new();
     for (line, k, start, end) in sames {
         let exemplar = *exemplars.entry(k.key).or_insert_with(|| {
             let &(ex_line, ex_k, ex_start) = first_of.get(&k.key)?;
@@ -323,11 +339,22 @@ fn fold_with_repeats(
             }
             let fold_key = fold_key(ev)?;
             folder.exemplar(k.key, ev, ids);
-            Some((fold_key, micros, ex_k.t, raw))
+            Some((
+                fold_key,
+                micros,
+                ex_k.t,
+                raw,
+                ev.mirror_key != 0,
+                ev.echo_key,
+            ))
         });
         match exemplar {
-            Some((fold_key, micros, ex_t, like)) => {
+            Some((fold_key, micros, ex_t, like, mirrored, echo)) => {
                 let t = micros + (k.t - ex_t);
+                let mirror = match mirrored {
+                    true => mirror_key(&text[start..end]),
+                    false => 0,
+                };
                 repeats.push(Same {
                     line: line as u32 + 1,
                     key: fold_key,
@@ -335,6 +362,8 @@ fn fold_with_repeats(
                     ids: k.ids,
                     raw: raw_like(like, t),
                     t,
+                    mirror,
+                    echo,
                 });
             }
             None => {
@@ -347,15 +376,29 @@ fn fold_with_repeats(
         }
     }
     events.sort_by_key(|e| e.line);
+    // What may be mirrored is noted before it folds (`load::mirror`).
+    let same = |s: Same, folder: &mut Folder, keyed: &mut Vec<FoldedKey>| {
+        let mut ev = Event::new(s.line, "");
+        (ev.mirror_key, ev.echo_key) = (s.mirror, s.echo);
+        keyed.extend(keys_of(&ev).map(|k| (s.line, k, s.key)));
+        folder.push_same(s);
+    };
     let mut repeats = repeats.into_iter().peekable();
     for ev in events {
         while let Some(s) = repeats.next_if(|s| s.line < ev.line) {
-            folder.push_same(s);
+            same(s, &mut folder, keyed);
         }
-        folder.push(ev);
+        let mut keys = keys_of(&ev).peekable();
+        if keys.peek().is_none() {
+            folder.push(ev);
+            continue;
+        }
+        let fold = fold_key(&ev);
+        keyed.extend(keys.map(|k| (ev.line, k, fold.unwrap_or(0))));
+        folder.push_keyed(fold, ev);
     }
     for s in repeats {
-        folder.push_same(s);
+        same(s, &mut folder, keyed);
     }
     folder.finish()
 }

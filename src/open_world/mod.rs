@@ -594,6 +594,15 @@ fn component_of(ev: &Event) -> String {
         SourceKind::JobDriver => "the job driver",
         SourceKind::Worker | SourceKind::CoreWorker => "a Ray worker",
         SourceKind::RayContainer | SourceKind::InitContainer => "a Ray container",
+        // An event names its source: `RAYLET`, `GCS`, `CORE_WORKER`, `JOBS`, …
+        SourceKind::RayEvent => match ev.component.as_str() {
+            "RAYLET" => "the raylet",
+            "GCS" => "the GCS server",
+            "CORE_WORKER" => "a Ray worker",
+            "JOBS" => "the Ray job manager",
+            "AUTOSCALER" => "the Ray autoscaler",
+            _ => "a Ray component",
+        },
         _ => "a component",
     };
     name.to_string()

@@ -147,6 +147,28 @@ pub fn parse_records(
     input: &[u8],
     policy: Continuation,
     out: &mut ParseOutput,
+    head: impl FnMut(&str, &Detail, bool) -> Option<Event>,
+) {
+    records(input, policy, out, false, head);
+}
+
+/// [`parse_records`] for the logs of a Ray process that may write a record to two files
+/// (`raylet.out` and `raylet.err`): each record that [`may_be_mirrored`] gets its
+/// [`mirror_key`] (`load::mirror`). The other formats never do, and pay nothing.
+pub fn parse_records_keyed(
+    input: &[u8],
+    policy: Continuation,
+    out: &mut ParseOutput,
+    head: impl FnMut(&str, &Detail, bool) -> Option<Event>,
+) {
+    records(input, policy, out, true, head);
+}
+
+fn records(
+    input: &[u8],
+    policy: Continuation,
+    out: &mut ParseOutput,
+    keyed: bool,
     mut head: impl FnMut(&str, &Detail, bool) -> Option<Event>,
 ) {
     let detail = out.detail.clone();
@@ -165,6 +187,9 @@ pub fn parse_records(
                 (None, Some(utc)) => ev.raw_time = Some(RawTime::Utc(utc)),
                 (Some(RawTime::Naive(local)), Some(utc)) => out.zone_samples.push(local - utc),
                 _ => {}
+            }
+            if keyed && may_be_mirrored(&ev) {
+                ev.mirror_key = mirror_key(raw);
             }
             cap_message(&mut ev.message);
             if let Some(done) = current.replace(ev) {
@@ -187,6 +212,7 @@ pub fn parse_records(
                         whole.line = ev.line;
                         whole.n_lines = ev.n_lines;
                         whole.raw_time = ev.raw_time;
+                        whole.mirror_key = ev.mirror_key;
                         cap_message(&mut whole.message);
                         *ev = whole;
                     }
@@ -225,6 +251,24 @@ pub fn parse_records(
         out.push_event(done);
     }
     bad_times.report(out);
+}
+
+/// Whether a record may be written to two files of its process, and is looked for in the
+/// other (`load::mirror`): a C++ process writes its warnings and worse (`.err` takes only
+/// errors) to both its `.out` and its `.err`; a record without a time cannot be told from
+/// another that says the same.
+pub fn may_be_mirrored(ev: &Event) -> bool {
+    ev.raw_time.is_some() && ev.level >= crate::event::Level::Warning
+}
+
+/// The identity of a record that may be mirrored ([`Event::mirror_key`]): a hash of its first
+/// line as written (time, level, pid, tid and text), without its line end; never 0.
+pub fn mirror_key(first_line: &[u8]) -> u64 {
+    let line = first_line.strip_suffix(b"\n").unwrap_or(first_line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let mut h = crate::parse::stamp::Fx::default();
+    h.write(line);
+    h.finish().max(1)
 }
 
 /// Lines that start like a record but whose date-time is impossible (`2024-02-30`, year 9999,

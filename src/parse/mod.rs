@@ -18,6 +18,7 @@ pub mod lines;
 pub mod operator;
 pub mod primitives;
 pub mod ray_cpp;
+pub mod ray_event;
 pub mod ray_python;
 pub mod ray_record;
 pub mod row_fold;
@@ -260,6 +261,7 @@ pub enum Format {
     KubeEvents,
     KubeTable,
     KubeObject,
+    RayEvent,
     Generic,
 }
 
@@ -296,6 +298,7 @@ impl Format {
             K::KubeEvents => Format::KubeEvents,
             K::KubeTable => Format::KubeTable,
             K::KubeObject | K::BundleMeta => Format::KubeObject,
+            K::RayEvent => Format::RayEvent,
             K::Unknown => Format::Generic,
         }
     }
@@ -447,6 +450,7 @@ fn parse_at(
         Format::KubeEvents => kube_events::parse_with(input, &mut out, fold),
         Format::KubeTable => kube_table::parse(input, &mut out),
         Format::KubeObject => kube_object::parse(input, &mut out),
+        Format::RayEvent => ray_event::parse(input, &mut out),
         Format::Generic => generic::parse(input, &mut out),
     }
     out

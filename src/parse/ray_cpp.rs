@@ -17,14 +17,14 @@
 
 use crate::event::{Event, Level, Micros, RawTime, Text, MICROS_PER_SEC};
 use crate::parse::abort;
-use crate::parse::lines::{parse_records, Continuation};
+use crate::parse::lines::{parse_records_keyed, Continuation};
 use crate::parse::primitives::{date_time, klog_header, rsplit_once_byte, split_once_byte};
 use crate::parse::ray_record::{file_line, json_record, split_word};
 use crate::parse::{Detail, ParseOutput};
 
 pub fn parse(input: &[u8], out: &mut ParseOutput) {
     let mut samples = Vec::new();
-    parse_records(input, Continuation::Fold, out, |line, detail, again| {
+    parse_records_keyed(input, Continuation::Fold, out, |line, detail, again| {
         // Read again, a line gives no new zone sample.
         let samples = if again { &mut Vec::new() } else { &mut samples };
         head_at(line, samples, detail)
@@ -78,9 +78,12 @@ fn text_head(line: &str, detail: &Detail) -> Option<Event> {
             level = level.min(abort::signal_level(signal));
         }
     }
+    let echo = echo_identity(level, pid, rest);
     let raw = RawTime::Naive(local);
     if !detail.full_at(Some(&raw), level) {
-        return Some(Event::light(Some(raw), level));
+        let mut ev = Event::light(Some(raw), level);
+        ev.echo_key = echo;
+        return Some(ev);
     }
 
     let mut ev = Event::new(0, String::new());
@@ -104,7 +107,28 @@ fn text_head(line: &str, detail: &Detail) -> Option<Event> {
     };
     context_fields(msg, &mut ev.fields);
     ev.message = msg.to_string();
+    ev.echo_key = echo;
     Some(ev)
+}
+
+/// The identity an event of Ray's event files that repeats this record carries too
+/// (`ray_event::echo_key`: the pid and the message's first line, after `file.cc:line:`), so
+/// that the FATAL event of a failed check, or the GCS's event of a node it removed, is not a
+/// second record of it (`load::mirror`). Only warnings and worse are repeated; 0 below.
+fn echo_identity(level: Level, pid: &str, rest: &str) -> u64 {
+    if level < Level::Warning {
+        return 0;
+    }
+    let rest = match rest.strip_prefix('(').and_then(|r| r.split_once(") ")) {
+        Some((_, after)) => after,
+        None => rest,
+    };
+    let (loc, after) = split_word(rest);
+    let msg = match loc.strip_suffix(':').and_then(file_line) {
+        Some(_) => after,
+        None => rest,
+    };
+    crate::parse::ray_event::echo_key(pid, msg)
 }
 
 /// `WithField` context is appended as ` key=value`. Only trailing `*_id=` pairs are taken:

@@ -9,14 +9,14 @@
 //! a UTC instant (an aiohttp access stamp, `timestamp_ns`) yields a zone sample instead.
 
 use crate::event::{Event, Level, Micros, RawTime, Text};
-use crate::parse::lines::{parse_records, Continuation};
+use crate::parse::lines::{parse_records_keyed, Continuation};
 use crate::parse::primitives::{access_log_stamp, ray_asctime, rsplit_once_byte, split_once_byte};
 use crate::parse::ray_record::{file_line, is_snake, json_record, set_utc_from_ns, split_word};
 use crate::parse::{Detail, ParseOutput};
 
 pub fn parse(input: &[u8], out: &mut ParseOutput) {
     let mut samples = Vec::new();
-    parse_records(input, Continuation::Fold, out, |line, detail, again| {
+    parse_records_keyed(input, Continuation::Fold, out, |line, detail, again| {
         // Read again, a line gives no new zone sample.
         let samples = if again { &mut Vec::new() } else { &mut samples };
         head_at(line, samples, detail)
@@ -100,10 +100,19 @@ fn text_head(line: &str, samples: &mut Vec<Micros>, detail: &Detail) -> Option<E
     // bracketed stamp second.
     let is_access =
         |file: &str, msg: &str| file.starts_with("web_log") || split_word(msg).1.starts_with('[');
+    // The autoscaler logs each event it reports (`event_AUTOSCALER.log`) as
+    // `:event_summary:<message>`: the event and the record share an identity, with no pid
+    // (the Python logger writes none), so the event is not a second record
+    // (`load::mirror`).
+    let echo = located
+        .1
+        .and_then(|msg| msg.strip_prefix(":event_summary:"))
+        .map_or(0, |summary| crate::parse::ray_event::echo_key("", summary));
     let raw = RawTime::Naive(local);
     if !detail.full_at(Some(&raw), level) {
         // The whole record's time and zone samples, in the same order.
         let mut ev = Event::light(Some(raw), level);
+        ev.echo_key = echo;
         if let (Some((file, _)), Some(msg)) = located {
             if let Some(ns) = timestamp_ns(msg) {
                 set_utc_from_ns(&mut ev, ns, Some(local), samples);
@@ -119,6 +128,7 @@ fn text_head(line: &str, samples: &mut Vec<Micros>, detail: &Detail) -> Option<E
     let mut ev = Event::new(0, String::new());
     ev.raw_time = Some(raw);
     ev.level = level;
+    ev.echo_key = echo;
     match located {
         (Some((file, lineno)), Some(msg)) => {
             ev.component = file.into();

@@ -548,7 +548,7 @@ fn write_evidence(
             last = Some(&e.meaning);
         }
         let place = format!("{}:{}", e.file, e.line);
-        let place = if rows.contains(&(e.file.as_str(), e.line)) {
+        let mut place = if rows.contains(&(e.file.as_str(), e.line)) {
             format!(
                 "<a href=\"#{}\">{}</a>",
                 row_id(&e.file, e.line),
@@ -557,6 +557,9 @@ fn write_evidence(
         } else {
             esc(&place)
         };
+        if let Some(also) = &e.also_in {
+            place.push_str(&format!(" (also {})", esc(also)));
+        }
         writeln!(
             w,
             "<span class=\"ev-place\">{place}  {}</span>\n{}",
@@ -707,8 +710,10 @@ fn write_inventory(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     for f in &inv.file_list {
         writeln!(
             w,
-            "<tr><td class=\"mono\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            "<tr><td class=\"mono\">{}{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
             esc(&f.path),
+            f.mirror_note()
+                .map_or(String::new(), |n| format!(" ({})", esc(&n))),
             esc(f.source),
             f.lines,
             f.records(),

@@ -78,11 +78,14 @@ pub fn write_text(w: &mut dyn Write, inv: &Inventory, style: Style) -> io::Resul
                 "parsed"
             },
             f.path,
-            if f.unparsed_lines > 0 {
-                format!("  ({} unparsed)", f.unparsed_lines)
-            } else {
-                String::new()
-            }
+            [
+                (f.unparsed_lines > 0).then(|| format!("{} unparsed", f.unparsed_lines)),
+                f.mirror_note(),
+            ]
+            .into_iter()
+            .flatten()
+            .map(|note| format!("  ({note})"))
+            .collect::<String>()
         )?;
     }
     if !inv.diagnostics.is_empty() {

@@ -211,9 +211,8 @@ fn evidence_block(list: &[&Evidence]) -> String {
             out.push('\n');
         }
         out.push_str(&format!(
-            "{}:{}  {}\n",
-            e.file,
-            e.line,
+            "{}  {}\n",
+            crate::report::shown_place(e),
             crate::report::shown_time(e)
                 .as_deref()
                 .unwrap_or("(no time)")
@@ -289,10 +288,14 @@ fn write_inventory(w: &mut dyn Write, report: &Report) -> io::Result<()> {
         )?;
         writeln!(w, "|---|---|--:|--:|--:|")?;
         for f in &inv.file_list {
+            let path = match f.mirror_note() {
+                Some(note) => format!("{} ({})", code(&f.path), inline(&note)),
+                None => code(&f.path),
+            };
             writeln!(
                 w,
                 "| {} | {} | {} | {} | {} |",
-                code(&f.path),
+                path,
                 f.source,
                 f.lines,
                 f.records(),

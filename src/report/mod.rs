@@ -156,6 +156,15 @@ pub fn shown_time(e: &crate::model::Evidence) -> Option<String> {
     Some(mark_time(e.ts.as_deref()?, e.ts_quality))
 }
 
+/// Where an evidence line is: `file:line`, and `(also file:line)` when its process wrote the
+/// same record to a second file (`Evidence::also_in`).
+pub fn shown_place(e: &crate::model::Evidence) -> String {
+    match &e.also_in {
+        Some(also) => format!("{}:{} (also {also})", e.file, e.line),
+        None => format!("{}:{}", e.file, e.line),
+    }
+}
+
 /// A time (RFC 3339, or the time of day cut from one) marked for its quality
 /// (`TsQuality::as_str`) as `shown_time` says.
 pub fn mark_time(ts: &str, quality: &str) -> String {

@@ -69,6 +69,7 @@ fn evidence(file: u32, line: u32, time: &str, text: &str, meaning: &str) -> Evid
         source: FILES.get(file as usize).map_or("unknown", |f| f.1.as_str()),
         text: text.to_string(),
         meaning: meaning.to_string(),
+        also_in: None,
     }
 }
 
@@ -110,6 +111,8 @@ pub(crate) fn fixture() -> (Timeline, Report) {
             unparsed_lines: u64::from(id == 2),
             mtime: None,
             zone_samples: Vec::new(),
+            mirrored: 0,
+            mirror_of: None,
         })
         .collect();
     let diagnostics = vec![Diagnostic {
@@ -131,6 +134,7 @@ pub(crate) fn fixture() -> (Timeline, Report) {
         }],
         capture: None,
         collected: None,
+        mirrors: Default::default(),
     };
 
     let object = |kind: &str, namespace: Option<&str>, name: &str| crate::objects::ObjectRef {

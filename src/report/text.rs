@@ -345,7 +345,7 @@ fn write_evidence(
     marks.see(e);
     let ts = crate::report::shown_time(e).unwrap_or_else(|| NO_TIME.to_string());
     let ts = ts.as_str();
-    let place = format!("{}:{}", e.file, e.line);
+    let place = crate::report::shown_place(e);
     let mut lines = e.text.lines();
     let first = lines.next().unwrap_or("");
     let prefix_len = indent.chars().count() + place.chars().count() + ts.chars().count() + 2;

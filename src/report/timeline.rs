@@ -1,6 +1,7 @@
 //! Rendering events of the timeline: aligned text for people (with the fields that explain
 //! each event, `crate::explain`), one JSON object per line for programs. The JSON keys are a contract (`ts`, `ts_quality`, `file`, `line`, `n_lines`,
-//! `source`, `level`, `component`, `message`, `fields`).
+//! `also_in` for a record also written to a second file of its process, `source`, `level`,
+//! `component`, `message`, `fields`).
 //!
 //! The JSON is written by hand from a borrowed view of the event (`event::EventRef`), so the
 //! streamed timeline writes each event straight from the spill's record; it is byte for byte
@@ -34,6 +35,8 @@ pub fn write_json(w: &mut dyn Write, tl: &Timeline, events: &[&Event]) -> io::Re
 pub struct JsonLines {
     /// Each file's path as a JSON string, by file id: escaped once, not once per event.
     files: Vec<Vec<u8>>,
+    /// Where the kept records of mirrored ones are written again (`also_in`).
+    mirrors: crate::load::mirror::Mirrors,
 }
 
 impl JsonLines {
@@ -48,7 +51,10 @@ impl JsonLines {
                 quoted
             })
             .collect();
-        JsonLines { files }
+        JsonLines {
+            files,
+            mirrors: tl.mirrors.clone(),
+        }
     }
 
     /// Appends the JSON line of one event to `out`, newline included.
@@ -89,6 +95,19 @@ impl JsonLines {
         json_u32(out, line);
         out.extend_from_slice(b",\"n_lines\":");
         json_u32(out, n_lines);
+        // A record its process wrote to a second file too: where the copy is (`load::mirror`).
+        if let Some((other, at)) = self.mirrors.also(file, line) {
+            out.extend_from_slice(b",\"also_in\":");
+            let path = self
+                .files
+                .get(other as usize)
+                .map_or(&b"\"\""[..], Vec::as_slice);
+            // The quoted path, with `:line` inside its quotes.
+            out.extend_from_slice(&path[..path.len().saturating_sub(1)]);
+            out.push(b':');
+            json_u32(out, at);
+            out.push(b'"');
+        }
     }
 }
 
@@ -786,6 +805,14 @@ pub fn write_text(
             component,
         );
         let shown = crate::explain::shown(ev);
+        // A record its process wrote to a second file too: where the copy is.
+        let also = tl
+            .mirrors
+            .also(ev.file, ev.line)
+            .map_or(String::new(), |(f, at)| {
+                let path = tl.file(f).map_or("?", |f| f.path.as_str());
+                format!(" {}{path}:{at}", style.dim("also_in="))
+            });
         if oneline {
             let hidden = shown.hidden();
             let more = if hidden == 0 {
@@ -794,7 +821,7 @@ pub fn write_text(
                 let n = crate::words::count(hidden as u64, "line", "lines");
                 format!(" {}", style.dim(&format!("(+{n})")))
             };
-            writeln!(w, "{head}{}{more}", shown.line(dim))?;
+            writeln!(w, "{head}{}{also}{more}", shown.line(dim))?;
             continue;
         }
         let mut lines = shown.message.lines();
@@ -802,6 +829,7 @@ pub fn write_text(
         for (k, v) in &shown.short {
             write!(w, " {}{v}", style.dim(&format!("{k}=")))?;
         }
+        write!(w, "{also}")?;
         writeln!(w)?;
         for (k, v) in &shown.long {
             let mut value = v.lines();

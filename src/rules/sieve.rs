@@ -75,6 +75,8 @@ struct KindClauses {
     scanner: RwLock<Option<Arc<Scanner>>>,
     /// How many times the scanner was built again.
     rebuilds: AtomicU32,
+    /// A Ray C++ log: a line whose head says error or fatal is a hit too ([`cpp_level_head`]).
+    cpp_levels: bool,
 }
 
 /// The scan of one kind: anchors that every alternative holds one of, in passes of at most
@@ -349,6 +351,7 @@ impl Sieve {
                         clauses_of,
                         scanner: RwLock::new(None),
                         rebuilds: AtomicU32::new(0),
+                        cpp_levels: crate::parse::Format::of(kind) == crate::parse::Format::RayCpp,
                     },
                 )
             })
@@ -414,6 +417,9 @@ impl Sieve {
                 lower.extend(chunk.iter().map(u8::to_ascii_lowercase));
                 candidates.clear();
                 scanner.candidates(&lower, &mut candidates);
+                if kc.cpp_levels {
+                    cpp_level_candidates(chunk, &mut candidates);
+                }
                 checked += candidates.len();
                 let (mut counted, mut line) = (0usize, lines_before);
                 for &start in &candidates {
@@ -422,11 +428,12 @@ impl Sieve {
                     let text = &chunk[start..end];
                     // A line that repeats an earlier one but for its leading date-time
                     // gets that line's verdict: in a dense incident, most lines do.
+                    let mut judge = |text: &[u8]| {
+                        kc.cpp_levels && cpp_level_head(text) || self.holds(kc, text, &mut present)
+                    };
                     let holds = match crate::parse::stamp::line_key(text) {
-                        Some(k) => *verdicts
-                            .entry(k.key)
-                            .or_insert_with(|| self.holds(kc, text, &mut present)),
-                        None => self.holds(kc, text, &mut present),
+                        Some(k) => *verdicts.entry(k.key).or_insert_with(|| judge(text)),
+                        None => judge(text),
                     };
                     if holds {
                         line += memchr::memchr_iter(b'\n', &chunk[counted..start]).count();
@@ -785,6 +792,41 @@ fn open_world_alternatives() -> Vec<Vec<String>> {
     .collect()
 }
 
+/// The open world reads every error record no rule claims, and a Ray C++ error need not say
+/// `error` (`Some workers of the worker process(4127) have not registered within the
+/// timeout`): in the C++ logs, a line whose head has the level `E` or `C`
+/// (`[2024-05-29 22:54:10,723 E 359273 359273] …`) is a hit whatever its text. Found by a
+/// search of its own for the level letter between spaces, not by anchors: the C++ kinds'
+/// anchors fill one scan pass already, and a second pass would cost more than this search
+/// of a chunk still in the core's cache.
+fn cpp_level_candidates(chunk: &[u8], out: &mut Vec<usize>) {
+    let before = out.len();
+    for needle in [&b" E "[..], &b" C "[..]] {
+        for at in memchr::memmem::find_iter(chunk, needle) {
+            let start = memchr::memrchr(b'\n', &chunk[..at]).map_or(0, |i| i + 1);
+            if cpp_level_head(&chunk[start..]) {
+                out.push(start);
+            }
+        }
+    }
+    if out.len() > before {
+        out.sort_unstable();
+        out.dedup();
+    }
+}
+
+/// Whether `line` starts with a Ray C++ head at error or fatal level:
+/// `[YYYY-MM-DD HH:MM:SS,mmm E <pid> <tid>]`.
+fn cpp_level_head(line: &[u8]) -> bool {
+    line.len() > 28
+        && line[0] == b'['
+        && line[24] == b' '
+        && matches!(line[25], b'E' | b'C')
+        && line[26] == b' '
+        && line[1..5].iter().all(u8::is_ascii_digit)
+        && line[20] == b','
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -805,6 +847,21 @@ mod tests {
         let hits = sieve.hits(kind, text);
         assert_eq!(hits[1], Hit { line: 3, start: 42 });
         assert!(sieve.hit_lines(kind, b"refuse\n\n").is_empty());
+    }
+
+    #[test]
+    fn a_cpp_error_head_is_a_hit_whatever_its_text() {
+        let sieve = Sieve::new(&[]);
+        let text = b"[2024-05-29 22:54:10,723 I 359273 359273] (raylet) main.cc:1: started\n\
+            [2024-05-29 22:54:10,723 E 359273 359290] (raylet) worker_pool.cc:581: Some workers of the worker process(4127) have not registered within the timeout.\n\
+            [2024-05-29 22:54:10,729 C 359273 359273] (raylet) node_manager.cc:9: aborting\n\
+            *** StackTrace Information ***\n\
+            unknown\n\
+            [2024-05-29 22:54:11,000 I 359273 359273] (raylet) main.cc:2: an E here is no level\n\
+            [2024-05-29 22:54:11,001 E 359273 359290] (raylet) worker_pool.cc:581: Some workers of the worker process(4128) have not registered within the timeout.";
+        assert_eq!(sieve.hit_lines(SourceKind::Raylet, text), vec![1, 2, 6]);
+        // Only the C++ logs read heads so: elsewhere the same line needs a word.
+        assert!(sieve.hit_lines(SourceKind::Dashboard, text).is_empty());
     }
 
     #[test]

@@ -399,6 +399,8 @@ mod tests {
                 unparsed_lines: 0,
                 mtime: None,
                 zone_samples: Vec::new(),
+                mirrored: 0,
+                mirror_of: None,
             })
             .collect();
         let ids: Vec<FileId> = (0..files as FileId).collect();

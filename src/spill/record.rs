@@ -9,8 +9,8 @@
 
 use crate::event::{Event, EventRef, Fields, Level, RawTime, SourceKind};
 
-/// Every field of the event but `file` and `ts`, which the merge sets, and `repeat`: the full
-/// parse does not fold. The line comes first (the merge orders by it without decoding the
+/// Every field of the event but `file` and `ts`, which the merge sets, `repeat` (the full
+/// parse does not fold), `mirror_key` and `echo_key` (mirrors are decided when the read ends). The line comes first (the merge orders by it without decoding the
 /// rest), then the other numbers, the byte lengths of every string, and last the strings
 /// one after the other, so that one UTF-8 check covers them all when the record is read back
 /// as a view ([`decode_event`]). Of the structured fields, only those whose key `keep`
@@ -21,6 +21,9 @@ pub(super) fn encode_event(buf: &mut Vec<u8>, ev: &Event, keep: fn(&str) -> bool
         ts: _,
         file: _,
         repeat: _,
+        // Mirrors are decided before the spill is read back (`load::mirror`).
+        mirror_key: _,
+        echo_key: _,
         light,
         line,
         n_lines,

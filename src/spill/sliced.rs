@@ -338,6 +338,8 @@ mod tests {
                 unparsed_lines: 0,
                 mtime: None,
                 zone_samples: Vec::new(),
+                mirrored: 0,
+                mirror_of: None,
             })
             .collect();
         let res = tracker.resolve(&infos, &ids, None, &TimeConfig { tz_override: None });
