@@ -298,6 +298,9 @@ pub fn recovered(tl: &Timeline, stops: &[Stop], findings: &mut [Finding]) {
 /// The recovery `rec` tells of the failure `ev` (at `at`): the first line after it saying
 /// every object the failure names is back, and whether any failed again after that.
 fn back_of<'r>(tl: &Timeline, rec: &'r Recovery, ev: &Event, at: Micros) -> Option<Back<'r>> {
+    if let Some(within) = rec.within {
+        return back_within(tl, rec, ev, at, within);
+    }
     let key = rec
         .fails
         .captures(&ev.message)?
@@ -363,4 +366,38 @@ mod tests {
         assert_eq!(node_of("pod-a/raylet.out"), "pod-a");
         assert_eq!(node_of("raylet.out"), "");
     }
+}
+
+/// The recovery of a failure that names no object: the first recovery line within `within`
+/// after it, and whether the same failure came again after that.
+fn back_within<'r>(
+    tl: &Timeline,
+    rec: &'r Recovery,
+    ev: &Event,
+    at: Micros,
+    within: Micros,
+) -> Option<Back<'r>> {
+    if !rec.fails.is_match(&ev.message) {
+        return None;
+    }
+    let (back_at, event) = tl
+        .events
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| Some((precise(e)?, i, e)))
+        .filter(|(t, _, _)| *t > at && *t <= at + within)
+        .find(|(_, _, e)| rec.recovers.is_match(&e.message))
+        .map(|(t, i, _)| (t, i))?;
+    let again = tl
+        .events
+        .iter()
+        .filter_map(|e| Some((precise(e)?, e)))
+        .find(|(t, e)| *t > back_at && rec.fails.is_match(&e.message))
+        .map(|(t, _)| t);
+    Some(Back {
+        event,
+        at: back_at,
+        what: &rec.what,
+        again,
+    })
 }

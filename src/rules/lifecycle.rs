@@ -82,16 +82,22 @@ struct RecoveryLine {
     what: String,
     fails: String,
     recovers: String,
+    /// For a failure that names no object: how soon after it the recovery must come.
+    within_s: Option<u32>,
     #[allow(dead_code)]
     from: String,
 }
 
 /// A failure that its object recovers from, and the line that says it did: both regexes
-/// capture the object's name as `key` (a failure may name several: `['A', 'B']`).
+/// capture the object's name as `key` (a failure may name several: `['A', 'B']`), or, where
+/// the failure names no object (a worker's death), neither does and the recovery must come
+/// `within` of it.
 pub struct Recovery {
     pub what: String,
     pub fails: Regex,
     pub recovers: Regex,
+    /// How soon after a failure without a key its recovery must come, in microseconds.
+    pub within: Option<i64>,
 }
 
 /// The data file, read once.
@@ -114,6 +120,9 @@ pub fn recoveries() -> &'static [Recovery] {
                     what: r.what.clone(),
                     fails: Regex::new(&r.fails).ok()?,
                     recovers: Regex::new(&r.recovers).ok()?,
+                    within: r
+                        .within_s
+                        .map(|s| i64::from(s) * crate::event::MICROS_PER_SEC),
                 })
             })
             .collect()
@@ -188,12 +197,13 @@ mod tests {
             }
         }
         for r in recoveries() {
-            for re in [&r.fails, &r.recovers] {
-                assert!(
-                    re.capture_names().any(|n| n == Some("key")),
-                    "{re} captures no key"
-                );
-            }
+            let keyed =
+                [&r.fails, &r.recovers].map(|re| re.capture_names().any(|n| n == Some("key")));
+            assert!(
+                keyed == [true, true] || keyed == [false, false] && r.within.is_some(),
+                "{}: both regexes capture a key, or neither and within_s is set",
+                r.what
+            );
         }
     }
 
