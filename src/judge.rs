@@ -332,40 +332,18 @@ fn back_of<'r>(tl: &Timeline, rec: &'r Recovery, ev: &Event, at: Micros) -> Opti
     }
     let (back_at, event) = last?;
     // A failure of one of the same objects after the recovery: it came back.
-    let again = tl
-        .events
-        .iter()
-        .filter_map(|e| {
-            let t = precise(e)?;
-            let last_t = e.repeat.as_ref().and_then(|r| r.last).unwrap_or(t);
-            (last_t > back_at).then_some((t.max(back_at), e))
-        })
-        .find(|(_, e)| {
-            rec.fails
-                .captures(&e.message)
-                .and_then(|c| c.name("key"))
-                .is_some_and(|k| names(k.as_str()).iter().any(|n| objects.contains(n)))
-        })
-        .map(|(t, _)| t);
+    let again = failed_again(tl, back_at, |e| {
+        rec.fails
+            .captures(&e.message)
+            .and_then(|c| c.name("key"))
+            .is_some_and(|k| names(k.as_str()).iter().any(|n| objects.contains(n)))
+    });
     Some(Back {
         event,
         at: back_at,
         what: &rec.what,
         again,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_node_is_its_logs_folder() {
-        assert_eq!(node_of("head/logs/serve/controller_1.log"), "head/logs");
-        assert_eq!(node_of("head/logs/raylet.out"), "head/logs");
-        assert_eq!(node_of("pod-a/raylet.out"), "pod-a");
-        assert_eq!(node_of("raylet.out"), "");
-    }
 }
 
 /// The recovery of a failure that names no object: the first recovery line within `within`
@@ -388,16 +366,38 @@ fn back_within<'r>(
         .filter(|(t, _, _)| *t > at && *t <= at + within)
         .find(|(_, _, e)| rec.recovers.is_match(&e.message))
         .map(|(t, i, _)| (t, i))?;
-    let again = tl
-        .events
-        .iter()
-        .filter_map(|e| Some((precise(e)?, e)))
-        .find(|(t, e)| *t > back_at && rec.fails.is_match(&e.message))
-        .map(|(t, _)| t);
+    let again = failed_again(tl, back_at, |e| rec.fails.is_match(&e.message));
     Some(Back {
         event,
         at: back_at,
         what: &rec.what,
         again,
     })
+}
+
+/// When a failure `is_same` was seen again after `back` (a folded repeat counts by its last
+/// record), if it was.
+fn failed_again(tl: &Timeline, back: Micros, is_same: impl Fn(&Event) -> bool) -> Option<Micros> {
+    tl.events
+        .iter()
+        .filter_map(|e| {
+            let t = precise(e)?;
+            let last = e.repeat.as_ref().and_then(|r| r.last).unwrap_or(t);
+            (last > back).then_some((t.max(back), e))
+        })
+        .find(|(_, e)| is_same(e))
+        .map(|(t, _)| t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_is_its_logs_folder() {
+        assert_eq!(node_of("head/logs/serve/controller_1.log"), "head/logs");
+        assert_eq!(node_of("head/logs/raylet.out"), "head/logs");
+        assert_eq!(node_of("pod-a/raylet.out"), "pod-a");
+        assert_eq!(node_of("raylet.out"), "");
+    }
 }

@@ -265,7 +265,7 @@ fn an_event_file_is_read_as_records_whose_first_line_is_their_message() {
     // Not the 1,231 characters of the message with its `\n` and frames on one line.
     assert_eq!(
         summary,
-        "a Ray worker raised Check failed: _s.ok() Bad status: IOError: Broken pipe; no rule explains it"
+        "a Ray worker aborted with Check failed: _s.ok() Bad status: IOError: Broken pipe; no rule explains it"
     );
     let e = &cause["evidence"][0];
     assert_eq!(e["ts"], "2026-12-06T09:30:05.000Z");

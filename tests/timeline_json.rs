@@ -25,6 +25,9 @@ struct EventJson<'a> {
     file: &'a str,
     line: u32,
     n_lines: u32,
+    /// Where a mirrored record's copy is (`path:line`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    also_in: Option<String>,
     source: &'static str,
     level: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -47,6 +50,10 @@ impl<'a> EventJson<'a> {
             file: tl.file(ev.file).map_or("", |f| f.path.as_str()),
             line: ev.line,
             n_lines: ev.n_lines,
+            also_in: tl.mirrors.also(ev.file, ev.line).map(|(other, at)| {
+                let path = tl.file(other).map_or("", |f| f.path.as_str());
+                format!("{path}:{at}")
+            }),
             source: ev.kind.as_str(),
             level: shown.as_str(),
             logged_level: (shown != ev.level).then(|| ev.level.as_str()),
