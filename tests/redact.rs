@@ -62,20 +62,15 @@ fn planted() -> Planted {
     for (id, kind) in SourceKind::ALL.iter().enumerate() {
         // File paths carry a host and an IP too: both can be part of a log's name.
         files.push(FileInfo {
-            id: id as u32,
-            path: format!(
-                "{}/node-10.1.2.3/ray-head.planted-ns.svc.cluster.local.log",
-                kind.as_str()
-            ),
-            kind: *kind,
             bytes: 100,
-            lines: 0,
-            events: 0,
-            unparsed_lines: 0,
-            mtime: None,
-            zone_samples: Vec::new(),
-            mirrored: 0,
-            mirror_of: None,
+            ..FileInfo::new(
+                id as u32,
+                format!(
+                    "{}/node-10.1.2.3/ray-head.planted-ns.svc.cluster.local.log",
+                    kind.as_str()
+                ),
+                *kind,
+            )
         });
         let mut line = 1u32;
         let mut push = |message: &str, fields: Vec<(String, String)>, timed: bool| {

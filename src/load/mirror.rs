@@ -412,19 +412,7 @@ mod tests {
     }
 
     fn file(id: FileId, path: &str) -> FileInfo {
-        FileInfo {
-            id,
-            path: path.to_string(),
-            kind: crate::event::SourceKind::Raylet,
-            bytes: 0,
-            lines: 0,
-            events: 0,
-            unparsed_lines: 0,
-            mtime: None,
-            zone_samples: Vec::new(),
-            mirrored: 0,
-            mirror_of: None,
-        }
+        FileInfo::new(id, path.to_string(), crate::event::SourceKind::Raylet)
     }
 
     fn keyed_event(line: u32, key: u64) -> Event {

@@ -83,6 +83,23 @@ pub struct FileInfo {
 }
 
 impl FileInfo {
+    /// A file of `kind` at `path`, nothing read of it yet.
+    pub fn new(id: FileId, path: String, kind: SourceKind) -> FileInfo {
+        FileInfo {
+            id,
+            path,
+            kind,
+            bytes: 0,
+            lines: 0,
+            events: 0,
+            unparsed_lines: 0,
+            mtime: None,
+            zone_samples: Vec::new(),
+            mirrored: 0,
+            mirror_of: None,
+        }
+    }
+
     /// Redacts the paths of files (host names and IPs can be part of a file name).
     pub fn redact_all(files: &mut [FileInfo], r: &mut Redactor) {
         for f in files {

@@ -224,13 +224,10 @@ pub fn echo_key(pid: &str, message: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::testing::render;
 
     #[track_caller]
     fn check(input: &str, expect: &str) {
-        let mut out = ParseOutput::default();
-        parse(input.as_bytes(), &mut out);
-        assert_eq!(render(input, &out), expect);
+        crate::parse::testing::check_parse(parse, input, expect);
     }
 
     #[test]

@@ -262,13 +262,11 @@ fn access_stamp(msg: &str, local: Micros) -> Option<(&str, &str, Micros)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::testing::{assert_covers_lines, render};
+    use crate::parse::testing::assert_covers_lines;
 
     #[track_caller]
     fn check(input: &str, expect: &str) {
-        let mut out = ParseOutput::default();
-        parse(input.as_bytes(), &mut out);
-        assert_eq!(render(input, &out), expect);
+        crate::parse::testing::check_parse(parse, input, expect);
     }
 
     #[test]

@@ -225,13 +225,10 @@ fn access_fields(msg: &str, fields: &mut Vec<(Text, Text)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::testing::render;
 
     #[track_caller]
     fn check(input: &str, expect: &str) {
-        let mut out = ParseOutput::default();
-        parse(input.as_bytes(), &mut out);
-        assert_eq!(render(input, &out), expect);
+        crate::parse::testing::check_parse(parse, input, expect);
     }
 
     #[test]

@@ -6,6 +6,14 @@ use crate::parse::ParseOutput;
 
 /// Renders a parse result one event per line for the parser tests of this module and its
 /// siblings, and checks that every physical line landed in exactly one event.
+/// Parses `input` with `parse` and compares the rendering with `expect`.
+#[track_caller]
+pub(crate) fn check_parse(parse: fn(&[u8], &mut ParseOutput), input: &str, expect: &str) {
+    let mut out = ParseOutput::default();
+    parse(input.as_bytes(), &mut out);
+    assert_eq!(render(input, &out), expect);
+}
+
 pub(crate) fn render(input: &str, out: &ParseOutput) -> String {
     use crate::event::format_rfc3339;
     let physical = crate::parse::lines::split_lines(input.as_bytes()).count() as u64;

@@ -102,17 +102,11 @@ pub(crate) fn fixture() -> (Timeline, Report) {
         .zip(counts)
         .enumerate()
         .map(|(id, ((path, kind), n))| FileInfo {
-            id: id as u32,
-            path: path.to_string(),
-            kind: *kind,
             bytes: 1000 * (id as u64 + 1),
             lines: n * 3,
             events: n,
             unparsed_lines: u64::from(id == 2),
-            mtime: None,
-            zone_samples: Vec::new(),
-            mirrored: 0,
-            mirror_of: None,
+            ..FileInfo::new(id as u32, path.to_string(), *kind)
         })
         .collect();
     let diagnostics = vec![Diagnostic {

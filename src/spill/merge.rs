@@ -390,17 +390,12 @@ mod tests {
         let written = spill.pair.events_len;
         let infos: Vec<crate::load::FileInfo> = (0..files)
             .map(|id| crate::load::FileInfo {
-                id: id as FileId,
-                path: format!("f{id}.log"),
-                kind: SourceKind::Unknown,
-                bytes: 0,
-                lines: 0,
                 events: u64::from(lines[id]),
-                unparsed_lines: 0,
-                mtime: None,
-                zone_samples: Vec::new(),
-                mirrored: 0,
-                mirror_of: None,
+                ..crate::load::FileInfo::new(
+                    id as FileId,
+                    format!("f{id}.log"),
+                    SourceKind::Unknown,
+                )
             })
             .collect();
         let ids: Vec<FileId> = (0..files as FileId).collect();

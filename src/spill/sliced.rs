@@ -328,19 +328,7 @@ mod tests {
         // Ids in the reverse of the read's order: the merge must use them, not `seq`.
         let ids: Vec<FileId> = (0..files.len() as FileId).rev().collect();
         let infos: Vec<FileInfo> = (0..files.len())
-            .map(|id| FileInfo {
-                id: id as FileId,
-                path: format!("f{id}.log"),
-                kind: SourceKind::Unknown,
-                bytes: 0,
-                lines: 0,
-                events: 0,
-                unparsed_lines: 0,
-                mtime: None,
-                zone_samples: Vec::new(),
-                mirrored: 0,
-                mirror_of: None,
-            })
+            .map(|id| FileInfo::new(id as FileId, format!("f{id}.log"), SourceKind::Unknown))
             .collect();
         let res = tracker.resolve(&infos, &ids, None, &TimeConfig { tz_override: None });
         (spill, res, ids)
