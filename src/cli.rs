@@ -1,7 +1,7 @@
 //! The command line: clap types and their conversion into validated library inputs. No other
 //! module names clap, and nothing here reads the bundle.
 
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -51,8 +51,20 @@ pub enum Command {
     Timeline(TimelineArgs),
     /// Analyse many bundles, in parallel: one JSON line per bundle
     Batch(BatchArgs),
-    /// List the rules, or print one rule's documentation
+    /// List the rules, or print one rule's documentation; search Ray's and KubeRay's messages
     Rules(RulesArgs),
+    /// Say what a log line is: the component that writes it, what it means, the versions
+    /// that print it, the cause it points to and what to do next
+    #[command(
+        long_about = "Say what a log line is: the component that writes it, what it means, \
+the versions of Ray or KubeRay that print that wording, the catalogue cause it points to and what \
+to do next. Give the lines as arguments (quote each), or pipe them on standard input, one a line.\n\n\
+The line is matched against the message catalogue: every message Ray's and KubeRay's source can \
+log at WARNING or above, raise, or emit as a Warning event, extracted from several versions of \
+each (patterns/messages/ in the repository).\n\n\
+Exit codes: 0 every line matched a template, 1 some line matched none, 2 the command line is wrong."
+    )]
+    Explain(ExplainArgs),
     /// Validate pattern files (every rule, its doc and its sample lines)
     CheckPatterns(CheckPatternsArgs),
     /// Print a shell completion script (bash, zsh or fish) to standard output
@@ -178,9 +190,26 @@ impl RedactArgs {
 pub struct RulesArgs {
     /// A rule code (e.g. DSH004) or catalogue id; without it, list every rule
     pub code: Option<String>,
+    /// List the templates of Ray's and KubeRay's messages whose wording, id, component or
+    /// meaning contains WORD (case-insensitive; an empty WORD lists them all)
+    #[arg(long, value_name = "WORD", conflicts_with = "code")]
+    pub messages: Option<String>,
     /// Also load rules from this directory (they add to or override the built-in ones)
     #[arg(long, value_name = "DIR")]
     pub patterns: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct ExplainArgs {
+    /// The lines to explain; without any, lines are read from standard input
+    #[arg(value_name = "LINE")]
+    pub lines: Vec<String>,
+    /// Show every template a line matches, not only the most specific
+    #[arg(long)]
+    pub all: bool,
+    /// Write one JSON object a line instead of text
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -547,6 +576,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Timeline(args) => timeline(args),
         Command::Batch(args) => batch(args),
         Command::Rules(args) => rules_cmd(args),
+        Command::Explain(args) => explain(args),
         Command::CheckPatterns(args) => check_patterns(args),
         Command::Completions(args) => completions(args),
         Command::Schema(args) => emit(None, args.of.text().as_bytes()).map(|()| ExitCode::SUCCESS),
@@ -902,6 +932,11 @@ fn completions(args: CompletionsArgs) -> Result<ExitCode, Failure> {
 }
 
 fn rules_cmd(args: RulesArgs) -> Result<ExitCode, Failure> {
+    if let Some(word) = &args.messages {
+        let found = crate::messages::Catalogue::builtin().search(word);
+        crate::report::message::listing(&mut io::stdout().lock(), &found)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut rules = load_rules(args.patterns.as_deref())?;
     // The Serve schema check and the open world's generic findings are listed after the
     // library's rules.
@@ -949,6 +984,39 @@ fn rules_cmd(args: RulesArgs) -> Result<ExitCode, Failure> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
+    let rules = load_rules(None)?;
+    let lines: Vec<String> = if args.lines.is_empty() {
+        io::stdin()
+            .lock()
+            .lines()
+            .collect::<Result<_, _>>()
+            .map_err(|e| Failure::usage(format!("standard input: {e}")))?
+    } else {
+        args.lines
+    };
+    let mut out = io::stdout().lock();
+    let mut unknown = false;
+    for (n, line) in lines.iter().filter(|l| !l.trim().is_empty()).enumerate() {
+        let e = crate::open_world::known::explain(line, &rules, args.all);
+        unknown |= e.matches.is_empty();
+        if args.json {
+            serde_json::to_writer(&mut out, &e).map_err(io::Error::other)?;
+            writeln!(out)?;
+        } else {
+            if n > 0 {
+                writeln!(out)?;
+            }
+            crate::report::message::explanation(&mut out, &e)?;
+        }
+    }
+    Ok(if unknown {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn check_patterns(args: CheckPatternsArgs) -> Result<ExitCode, Failure> {

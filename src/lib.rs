@@ -21,6 +21,7 @@ pub mod glob;
 pub mod inventory;
 pub mod judge;
 pub mod load;
+pub mod messages;
 pub mod model;
 pub mod objects;
 pub mod open_world;

@@ -33,7 +33,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         "loading; the open world; the Serve schema",
         &["load", "open_world", "serve_schema"],
     ),
-    ("rules; recognising files", &["classify", "rules"]),
+    (
+        "rules; recognising files",
+        &["classify", "messages", "rules"],
+    ),
     (
         "reading bytes",
         &["bundle", "collected", "complete", "parse", "redact"],

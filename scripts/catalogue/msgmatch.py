@@ -22,16 +22,43 @@ def usable(template: str) -> bool:
     return sum(len(p) for p in pieces(template)) >= MIN_LITERAL
 
 
+def normalised(line: str) -> str:
+    """Runs of whitespace one space; a JSON string's escaped quotes plain."""
+    return " ".join(line.replace('\\"', '"').split())
+
+
+def _word(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
+def _find(line: str, piece: str, at: int, before: bool, after: bool) -> int:
+    """End of the first occurrence at or after `at` with the word boundaries asked, or -1."""
+    while True:
+        start = line.find(piece, at)
+        if start < 0:
+            return -1
+        end = start + len(piece)
+        ok_before = not (before and _word(piece[0]) and start > 0 and _word(line[start - 1]))
+        ok_after = not (after and _word(piece[-1]) and end < len(line) and _word(line[end]))
+        if ok_before and ok_after:
+            return end
+        at = start + 1
+
+
 def matches(template: str, line: str) -> bool:
-    """Whether `line` matches `template`: every piece, in order."""
+    """Whether `line` matches `template`: every piece, in order. Where the template begins
+    (ends) with its own text, the first (last) piece must not start (end) inside a word."""
     if not usable(template):
         return False
+    line = normalised(line)
+    ps = pieces(template)
+    t = template.strip()
+    start, end = not t.startswith("{}"), not t.endswith("{}")
     at = 0
-    for p in pieces(template):
-        found = line.find(p, at)
-        if found < 0:
+    for n, p in enumerate(ps):
+        at = _find(line, p, at, start and n == 0, end and n == len(ps) - 1)
+        if at < 0:
             return False
-        at = found + len(p)
     return True
 
 
@@ -39,4 +66,7 @@ if __name__ == "__main__":
     assert matches("Failed to update the deployments {}.", "ERROR 2024 controller.py:1 -- Failed to update the deployments ['a'].")
     assert not matches("Failed {}", "Failed x")
     assert not matches("a {} b {} c", "abc")
+    assert not matches("NotFoundError: {}", "ModuleNotFoundError: x")
+    assert matches("taken more than {}s to be scheduled", "taken more than 30s to be scheduled")
+    assert matches('Issue 5: "bad" {}', 'x {"error": "Issue 5: \\"bad\\" y"}')
     print("ok")

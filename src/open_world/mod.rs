@@ -22,6 +22,7 @@
 //! already used, or on objects outside the Ray workload.
 
 pub mod exceptions;
+pub mod known;
 pub mod objects;
 mod synthetic;
 pub mod templates;
@@ -62,6 +63,9 @@ pub struct Unrecognised {
     pub known_noise: bool,
     /// How much it stands out: level × volume × burstiness × timing (see [`score`]).
     pub score: f64,
+    /// The message catalogue's template of it, when the catalogue knows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<known::MessageNote>,
 }
 
 /// What the layer adds to a report.
@@ -98,7 +102,8 @@ pub fn analyze(
     let (failures, used) = component_failures(events, baseline, &claimed);
     report_failures(&mut out, events, failures);
     let unrecognised = unrecognised_templates(events, baseline, &claimed, &used);
-    report_unrecognised(&mut out, &unrecognised);
+    let decided = report_known_causes(&mut out, events, &unrecognised);
+    report_unrecognised(&mut out, &unrecognised, &decided);
 
     let (rules, mut findings) = out.finish();
     if healthy_workload {
@@ -227,7 +232,7 @@ fn component_failures(
             continue;
         }
         let noise = templates::masked(&format!("{}: {}", f.kind, f.message));
-        if baseline.knows(&noise) {
+        if baseline.knows(&noise) || failure_message(&f, first.kind).is_some_and(known::is_benign) {
             continue;
         }
         let is_claimed = idxs.iter().any(|i| claimed.contains(i));
@@ -256,13 +261,17 @@ fn report_failures(out: &mut Builder, events: &[Event], failures: Failures) {
     let mut generic_failures: Vec<(String, exceptions::Failure, Vec<usize>)> = Vec::new();
     for ((component, _), (f, idxs)) in failures {
         let first = &events[idxs[0]];
-        match exception_catalogue_id(&f, first.kind) {
+        let message = failure_message(&f, first.kind);
+        let id =
+            exception_catalogue_id(&f, first.kind).or_else(|| message.and_then(known::cause_of));
+        match id {
             Some(id) if out.can_map(id) => {
                 let summary = format!(
-                    "{component} {} {}{} (the rules that usually decide this did not see their usual lines)",
+                    "{component} {} {}{} (the rules that usually decide this did not see their usual lines{})",
                     f.verb(),
                     f.headline(),
-                    times(records(events, &idxs))
+                    times(records(events, &idxs)),
+                    message.map(|m| format!("; {}", known::gloss(m))).unwrap_or_default()
                 );
                 let ev: Vec<usize> = ends(&idxs);
                 out.add_mapped(
@@ -294,10 +303,13 @@ fn report_generic_failures(
         .take(3)
         .map(|(c, f, idxs)| {
             format!(
-                "{c} {} {}{}",
+                "{c} {} {}{}{}",
                 f.verb(),
                 f.headline(),
-                times(records(events, idxs))
+                times(records(events, idxs)),
+                failure_message(f, events[idxs[0]].kind)
+                    .map(|m| format!(" \u{2014} {}", known::gloss(m)))
+                    .unwrap_or_default()
             )
         })
         .collect();
@@ -371,7 +383,12 @@ fn mine_unclaimed(
         .into_iter()
         .filter(|t| !t.events.iter().any(|i| claimed.contains(i)))
         .map(|t| {
-            let known = baseline.knows(&t.tokens)
+            let message = t
+                .events
+                .first()
+                .and_then(|&i| known::lookup(&template_line(&events[i]), events[i].kind));
+            let known = message.is_some_and(known::is_benign)
+                || baseline.knows(&t.tokens)
                 || t.events
                     .iter()
                     .all(|&i| baseline.knows(&templates::masked(&template_line(&events[i]))));
@@ -394,6 +411,7 @@ fn mine_unclaimed(
                         .and_then(|&i| events[i].last_micros().map(format_rfc3339)),
                     known_noise: known,
                     score: 0.0,
+                    message: message.map(known::note),
                 },
                 t.events,
             )
@@ -415,12 +433,61 @@ fn state_changes(events: &[Event], claimed: &BTreeSet<usize>) -> Vec<i64> {
     changes
 }
 
+/// Templates whose catalogue message decides a catalogue cause, under that cause when it can
+/// take a finding. Returns the positions of the templates it took.
+fn report_known_causes(
+    out: &mut Builder,
+    events: &[Event],
+    unrecognised: &[(Unrecognised, Vec<usize>)],
+) -> BTreeSet<usize> {
+    let mut taken = BTreeSet::new();
+    for (at, (u, idxs)) in unrecognised.iter().enumerate() {
+        let Some(message) = u
+            .message
+            .as_ref()
+            .and_then(|n| crate::messages::Catalogue::builtin().get(&n.id))
+        else {
+            continue;
+        };
+        let Some(id) = known::cause_of(message).filter(|id| !u.known_noise && out.can_map(id))
+        else {
+            continue;
+        };
+        let first = idxs.first().map_or("", |&i| first_line(&events[i].message));
+        let summary = format!(
+            "{} wrote \u{201c}{}\u{201d}{} \u{2014} {}",
+            message.component,
+            first.trim(),
+            times(u.count),
+            known::gloss(message)
+        );
+        out.add_mapped(
+            id,
+            "OWD012",
+            &ends(idxs),
+            summary,
+            "a message whose meaning is known",
+        );
+        taken.insert(at);
+    }
+    taken
+}
+
 /// The top templates the baseline does not know, as one `unrecognised_error` finding (none
-/// when every template is known noise).
-fn report_unrecognised(out: &mut Builder, unrecognised: &[(Unrecognised, Vec<usize>)]) {
+/// when every template is known noise or went under a cause, `decided`).
+fn report_unrecognised(
+    out: &mut Builder,
+    unrecognised: &[(Unrecognised, Vec<usize>)],
+    decided: &BTreeSet<usize>,
+) {
+    let open = |(at, (u, _)): &(usize, &(Unrecognised, Vec<usize>))| {
+        !u.known_noise && !decided.contains(at)
+    };
     let reported: Vec<&(Unrecognised, Vec<usize>)> = unrecognised
         .iter()
-        .filter(|(u, _)| !u.known_noise)
+        .enumerate()
+        .filter(open)
+        .map(|(_, t)| t)
         .take(TOP_TEMPLATES)
         .collect();
     if reported.is_empty() {
@@ -428,13 +495,22 @@ fn report_unrecognised(out: &mut Builder, unrecognised: &[(Unrecognised, Vec<usi
     }
     let total: usize = unrecognised
         .iter()
-        .filter(|(u, _)| !u.known_noise)
-        .map(|(u, _)| u.count)
+        .enumerate()
+        .filter(open)
+        .map(|(_, (u, _))| u.count)
         .sum();
-    let kinds = unrecognised.iter().filter(|(u, _)| !u.known_noise).count();
+    let kinds = unrecognised.iter().enumerate().filter(open).count();
     let listed: Vec<String> = reported
         .iter()
-        .map(|(u, _)| format!("\u{201c}{}\u{201d}{}", u.template, times(u.count)))
+        .map(|(u, _)| {
+            let gloss = u
+                .message
+                .as_ref()
+                .and_then(|n| crate::messages::Catalogue::builtin().get(&n.id))
+                .map(|m| format!(" \u{2014} {}", known::gloss(m)))
+                .unwrap_or_default();
+            format!("\u{201c}{}\u{201d}{}{gloss}", u.template, times(u.count))
+        })
         .collect();
     let summary = format!(
         "{total} error record{} that no rule explains and that healthy bundles do not show, in {kinds} template{}: {}",
@@ -534,6 +610,17 @@ fn times(n: usize) -> String {
     } else {
         String::new()
     }
+}
+
+/// The catalogue's template of a failure's exception line.
+fn failure_message(
+    f: &exceptions::Failure,
+    kind: SourceKind,
+) -> Option<&'static crate::messages::Message> {
+    if f.cut_off {
+        return None;
+    }
+    known::lookup(&format!("{}: {}", f.kind, f.message), kind)
 }
 
 /// A record's first line.

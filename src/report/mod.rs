@@ -6,6 +6,7 @@
 pub mod html;
 pub mod inventory;
 pub mod markdown;
+pub mod message;
 pub mod style;
 pub mod text;
 pub mod timeline;

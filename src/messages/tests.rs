@@ -1,0 +1,93 @@
+use super::*;
+
+const EXTRACTED: &str = r#"{"id":"ray-0000000001","project":"ray","lang":"python","component":"serve.controller","level":"error","template":"Failed to update the deployments {}.","site":"python/ray/serve/_private/application_state.py:10","versions":["2.9.3","2.40.0"]}
+{"id":"ray-0000000002","project":"ray","lang":"python","component":"serve.controller","level":"error","template":"Failed to update {}","site":"python/ray/serve/_private/application_state.py:20","versions":["2.9.3"]}
+{"id":"ray-0000000003","project":"ray","lang":"cpp","component":"raylet","level":"warning","template":"Some workers of the worker process({}) have not registered within the timeout. {}","site":"src/ray/raylet/worker_pool.cc:1","versions":["2.40.0"]}
+"#;
+
+const CLASSIFIED: &str = r#"
+[[message]]
+id = "ray-0000000001"
+class = "cause"
+cause = "serve_script_error"
+meaning = "The controller could not bring the deployments up."
+sample = "Failed to update the deployments ['app'] ."
+sample_from = "formatted from source"
+
+[[message]]
+id = "ray-0000000003"
+class = "benign"
+why = "start-up under load"
+meaning = "Workers were slow to register."
+sample = "x"
+sample_from = "formatted from source"
+"#;
+
+fn catalogue() -> Catalogue {
+    Catalogue::from_files(&[("t.jsonl", EXTRACTED)], &[("t.toml", CLASSIFIED)])
+}
+
+#[test]
+fn the_most_specific_template_is_the_best_match() {
+    let c = catalogue();
+    assert!(c.problems().is_empty(), "{:?}", c.problems());
+    let line = "ERROR 2024-05-01 10:00:00,000 controller 1 application_state.py:10 - Failed to update the deployments ['app'].";
+    let found = c.matches(line);
+    let ids: Vec<&str> = found.iter().map(|m| m.message.id.as_str()).collect();
+    assert_eq!(ids, ["ray-0000000001", "ray-0000000002"]);
+    let best = c.best(line, None).map(|m| m.message);
+    assert_eq!(
+        best.and_then(|m| m.class.as_ref()).map(|c| &c.class),
+        Some(&Class::Cause("serve_script_error".into()))
+    );
+}
+
+#[test]
+fn pieces_must_come_in_order_and_short_templates_match_nothing() {
+    let c = catalogue();
+    assert!(c.best("the deployments. Failed to", None).is_none());
+    // "Failed to update {}" has 16 literal characters: usable.
+    assert!(c.best("Failed to update x", None).is_some());
+    assert!(!matcher::usable(&matcher::pieces("Error: {}")));
+}
+
+#[test]
+fn bad_data_is_named_and_skipped() {
+    let bad = Catalogue::from_files(
+        &[("a.jsonl", "{\"id\": 1}\n")],
+        &[("b.toml", "[[message]]\nid = \"ray-9\"\nclass = \"cause\"\nmeaning = \"m\"\nsample = \"s\"\nsample_from = \"f\"\n")],
+    );
+    assert!(bad.messages().is_empty());
+    assert_eq!(bad.problems().len(), 2, "{:?}", bad.problems());
+    assert!(bad.problems()[0].starts_with("a.jsonl:1:"));
+    assert!(bad.problems()[1].contains("without a `cause`"));
+}
+
+#[test]
+fn search_looks_in_text_id_component_and_meaning() {
+    let c = catalogue();
+    assert_eq!(c.search("REGISTERED").len(), 1);
+    assert_eq!(c.search("serve.controller").len(), 2);
+    assert_eq!(c.search("slow to register").len(), 1);
+    assert!(c.get("ray-0000000002").is_some());
+}
+
+#[test]
+fn pieces_match_on_word_boundaries_and_lines_are_normalised() {
+    let c = Catalogue::from_files(
+        &[(
+            "t.jsonl",
+            r#"{"id":"ray-0000000009","project":"ray","lang":"python","component":"ray.other","level":"exception","template":"NotFoundError: {} is \"gone\"","site":"a.py:1"}"#,
+        )],
+        &[],
+    );
+    assert!(c.best("ModuleNotFoundError: x is \"gone\"", None).is_none());
+    // A pasted JSON line escapes the quotes; a wrapped one doubles the spaces.
+    assert!(c
+        .best(r#"{"error":"NotFoundError: x is \"gone\""}"#, None)
+        .is_some());
+    assert!(c.best("NotFoundError:   x is  \"gone\"", None).is_some());
+    assert!(c
+        .best("NotFoundError: x is \"gone\"", Some("kuberay"))
+        .is_none());
+}

@@ -1,0 +1,200 @@
+//! What the message catalogue (`crate::messages`) says of a record no rule claimed, and of a
+//! line a support engineer pastes (`raysift explain`).
+//!
+//! A record whose template is classified `benign` is noise; one classified as a catalogue
+//! cause is that cause, at the open world's lower confidence; any other known template names
+//! the component that writes it and, where it has been read, what it means. A line the
+//! catalogue does not know stays the open world's to mine.
+
+use serde::Serialize;
+
+use crate::event::SourceKind;
+use crate::messages::{Catalogue, Class, Message};
+use crate::rules::catalogue::CATALOGUE;
+use crate::rules::{Rule, Severity};
+
+/// What the report says of a template of records the catalogue knows.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct MessageNote {
+    /// The template's id in `patterns/messages/`.
+    pub id: String,
+    /// The component whose source writes it.
+    pub component: String,
+    /// What it means, when it has been read and judged.
+    pub meaning: Option<String>,
+}
+
+/// The catalogue's best template for a line of a file of `kind`: a Ray log's line is matched
+/// against Ray's messages, the operator's against KubeRay's, any other against both.
+pub(super) fn lookup(line: &str, kind: SourceKind) -> Option<&'static Message> {
+    let project = match kind {
+        SourceKind::Operator => Some("kuberay"),
+        SourceKind::Dashboard
+        | SourceKind::DashboardAgent
+        | SourceKind::Autoscaler
+        | SourceKind::RuntimeEnvAgent
+        | SourceKind::RuntimeEnvSetup
+        | SourceKind::LogMonitor
+        | SourceKind::RayPython
+        | SourceKind::Raylet
+        | SourceKind::GcsServer
+        | SourceKind::CoreWorker
+        | SourceKind::Worker
+        | SourceKind::JobDriver
+        | SourceKind::ServeController
+        | SourceKind::ServeProxy
+        | SourceKind::ServeReplica
+        | SourceKind::RayEvent => Some("ray"),
+        _ => None,
+    };
+    Catalogue::builtin().best(line, project).map(|m| m.message)
+}
+
+/// The catalogue cause a template decides, as the library spells the id.
+pub(super) fn cause_of(m: &Message) -> Option<&'static str> {
+    match &m.class.as_ref()?.class {
+        Class::Cause(id) => CATALOGUE
+            .iter()
+            .map(|(known, _)| *known)
+            .find(|known| known == id),
+        _ => None,
+    }
+}
+
+/// Whether the template is harmless by judgement (noise, or a normal stop).
+pub(super) fn is_benign(m: &Message) -> bool {
+    matches!(m.class.as_ref().map(|c| &c.class), Some(Class::Benign(_)))
+}
+
+pub(super) fn note(m: &Message) -> MessageNote {
+    MessageNote {
+        id: m.id.clone(),
+        component: m.component.clone(),
+        meaning: m.class.as_ref().map(|c| c.meaning.clone()),
+    }
+}
+
+/// `serve.controller: a replica's constructor raised [ray-0123456789]`: what a summary adds
+/// after a record the catalogue knows (the id is what `raysift explain` and `raysift rules
+/// --messages` take).
+pub(super) fn gloss(m: &Message) -> String {
+    match &m.class {
+        Some(c) => format!(
+            "{}: {} [{}]",
+            m.component,
+            c.meaning.trim_end_matches('.'),
+            m.id
+        ),
+        None => format!("{} [{}]", m.component, m.id),
+    }
+}
+
+/// What raysift knows of one pasted line.
+#[derive(Clone, Debug, Serialize)]
+pub struct Explanation {
+    pub line: String,
+    /// The templates it matches, the most specific first (only the first unless all were
+    /// asked for).
+    pub matches: Vec<Explained>,
+}
+
+/// One template a pasted line matches, and everything known of it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Explained {
+    pub id: String,
+    pub project: String,
+    pub component: String,
+    pub level: String,
+    pub template: String,
+    pub site: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exception: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The versions read that print this wording, oldest first.
+    pub versions: Vec<String>,
+    /// Every version of its project and language that was read, oldest first.
+    pub versions_read: Vec<String>,
+    /// `cause`, `benign` or `meaning`; absent when nobody has judged it yet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meaning: Option<String>,
+    /// The catalogue cause it decides, with its gloss and the rules that report it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<Cause>,
+    /// Why it is harmless.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub benign: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Cause {
+    pub id: String,
+    pub gloss: String,
+    /// The codes of the library's rules of that id.
+    pub rules: Vec<String>,
+    /// What to do, from the strongest of those rules.
+    pub next: Vec<String>,
+}
+
+/// What the catalogue says of `line`: its best template, or every one when `all`.
+pub fn explain(line: &str, rules: &[Rule], all: bool) -> Explanation {
+    let catalogue = Catalogue::builtin();
+    let line = line.trim_end_matches(['\r', '\n']);
+    let mut found = catalogue.matches(line);
+    if !all {
+        found.truncate(1);
+    }
+    Explanation {
+        line: line.to_string(),
+        matches: found
+            .into_iter()
+            .map(|m| explained(catalogue, m.message, rules))
+            .collect(),
+    }
+}
+
+fn explained(catalogue: &Catalogue, m: &Message, rules: &[Rule]) -> Explained {
+    let class = m.class.as_ref();
+    Explained {
+        id: m.id.clone(),
+        project: m.project.clone(),
+        component: m.component.clone(),
+        level: m.level.clone(),
+        template: m.template.clone(),
+        site: m.site.clone(),
+        exception: m.exception.clone(),
+        reason: m.reason.clone(),
+        versions: m.versions.clone(),
+        versions_read: catalogue.versions_read(&m.project, &m.lang),
+        class: class.map(|c| c.class.as_str().to_string()),
+        meaning: class.map(|c| c.meaning.clone()),
+        cause: match class.map(|c| &c.class) {
+            Some(Class::Cause(id)) => Some(cause(id, rules)),
+            _ => None,
+        },
+        benign: match class.map(|c| &c.class) {
+            Some(Class::Benign(why)) => Some(why.clone()),
+            _ => None,
+        },
+    }
+}
+
+fn cause(id: &str, rules: &[Rule]) -> Cause {
+    let of_id: Vec<&Rule> = rules.iter().filter(|r| r.id == id).collect();
+    let strongest = of_id
+        .iter()
+        .filter(|r| r.severity > Severity::Info)
+        .max_by(|a, b| a.severity.cmp(&b.severity).then(b.code.cmp(&a.code)));
+    Cause {
+        id: id.to_string(),
+        gloss: CATALOGUE
+            .iter()
+            .find(|(known, _)| *known == id)
+            .map(|(_, g)| (*g).to_string())
+            .unwrap_or_default(),
+        rules: of_id.iter().map(|r| r.code.to_string()).collect(),
+        next: strongest.map(|r| r.remediation.clone()).unwrap_or_default(),
+    }
+}

@@ -1,0 +1,121 @@
+//! The message catalogue's data (`patterns/messages/`): it all reads, and every judged
+//! template matches its own sample line.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::io::Write;
+
+use raysift::messages::{Catalogue, Class};
+use raysift::rules::catalogue::is_known;
+
+#[test]
+fn every_file_of_the_catalogue_reads() {
+    let c = Catalogue::builtin();
+    assert!(c.problems().is_empty(), "{}", c.problems().join("\n"));
+}
+
+#[test]
+fn every_judged_template_matches_its_sample_and_names_a_known_cause() {
+    let c = Catalogue::builtin();
+    let mut problems = Vec::new();
+    for m in c.messages() {
+        let Some(class) = &m.class else { continue };
+        if !c
+            .matches(&class.sample)
+            .iter()
+            .any(|f| f.message.id == m.id)
+        {
+            problems.push(format!(
+                "{}: its sample does not match its template\n  template: {}\n  sample:   {}",
+                m.id, m.template, class.sample
+            ));
+        }
+        if let Class::Cause(id) = &class.class {
+            if !is_known(id) {
+                problems.push(format!("{}: cause {id:?} is no catalogue id", m.id));
+            }
+        }
+        if class.meaning.trim().is_empty() || class.sample_from.trim().is_empty() {
+            problems.push(format!("{}: no meaning or no sample_from", m.id));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn extracted_entries_are_well_formed() {
+    let c = Catalogue::builtin();
+    let mut problems = Vec::new();
+    for m in c.messages() {
+        let prefix = format!("{}-", m.project);
+        if !m.id.starts_with(&prefix) || m.template.trim().is_empty() || m.site.is_empty() {
+            problems.push(format!("{}: malformed ({} / {})", m.id, m.project, m.site));
+        }
+        if m.versions.is_empty() {
+            problems.push(format!("{}: no version has it", m.id));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// A real line of a Ray 2.9.3 session (`corpus/run-2.9.3-serve-constructor-error`), judged
+/// as `serve_script_error`.
+const REPLICA_RAISED: &str = "ERROR 2026-12-06 08:20:04,892 controller 26509 deployment_state.py:658 - Exception in replica 'model#Model#AClCCt', the replica will be stopped.";
+
+#[test]
+fn explain_names_the_component_the_meaning_the_versions_and_the_cause() {
+    let out = common::raysift(&["explain", REPLICA_RAISED]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "serve.controller",
+        "deployment_state.py",
+        "versions: ",
+        "meaning: ",
+        "cause:    serve_script_error",
+        "next: ",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing from:\n{text}");
+    }
+}
+
+#[test]
+fn explain_reads_standard_input_writes_json_and_exits_1_on_an_unknown_line() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_raysift"))
+        .args(["explain", "--json"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = format!("{REPLICA_RAISED}\r\nnothing any version of Ray says\n");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "a line matched nothing");
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["matches"][0]["component"], "serve.controller");
+    assert_eq!(lines[0]["matches"][0]["cause"]["id"], "serve_script_error");
+    assert_eq!(lines[1]["matches"].as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn rules_messages_searches_the_templates() {
+    let out = common::raysift(&["rules", "--messages", "the replica will be stopped"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.lines().count() >= 2, "{text}");
+    assert!(
+        text.lines()
+            .all(|l| l.contains("the replica will be stopped")),
+        "{text}"
+    );
+}
