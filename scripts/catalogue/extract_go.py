@@ -61,7 +61,7 @@ from common import MESSAGES, Catalogue, version_key  # noqa: E402
 SKIP_PATH = re.compile(
     r"(_test\.go$|(^|/)vendor/|zz_generated|/client/(clientset|listers|informers|"
     r"applyconfiguration)|^proto/|/go_client/|(^|/)test(s|support)?/|(^|/)e2e\w*/|"
-    r"/testutils?/|(^|/)hack/|\.pb(\.gw)?\.go$|/swagger/)"
+    r"/testutils?/|(^|/)hack/|(^|/)fake\w*(\.go$|/)|\.pb(\.gw)?\.go$|/swagger/)"
 )
 
 
@@ -550,7 +550,7 @@ def add(cat, stats, tag, path, level, template, line, reason=None):
 def write_sources(repo: Repo, tags: list[str]) -> Path:
     path = MESSAGES / "sources-go.toml"
     lines = ["# KubeRay versions read by scripts/catalogue/extract_go.py: release tags of",
-             "# https://github.com/ray-project/kuberay, oldest first.", ""]
+             "# ray-project/kuberay on GitHub, oldest first.", ""]
     for tag in tags:
         lines += ["[[source]]", f'project = "kuberay"', f'version = "{tag}"',
                   f'how = "git tag"', f'commit = "{repo.commit(tag)}"', ""]
