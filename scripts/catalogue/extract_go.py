@@ -17,8 +17,10 @@ What is extracted, from non-test, non-generated .go files (no `_test.go`, `vendo
 `zz_generated*`, clientsets, listers, informers, apply configurations, generated protobuf,
 e2e and test-support packages):
 
-- logr errors, `X.Error(err, "msg", kv...)` on any logger: level `error`, the message alone
-  (key-value pairs are not part of it). `Info` is not extracted.
+- logr errors, `X.Error(err, "msg", kv...)` on any logger, and the operator main's
+  `exitOnError(err, "msg")`: level `error`, the message alone (key-value pairs are not part
+  of it). `Info` is not extracted. A message held in a local variable
+  (`msg := fmt.Sprintf("...")`, then `logger.Error(err, msg)`) is followed to its literal.
 - klog and logrus (the history server): `Error`, `Errorf` (error), `Warning`, `Warningf`,
   `Warn`, `Warnf` (warning), `Fatal`, `Fatalf`, `Exitf`, `Panic`, `Panicf` (fatal); the
   standard `log.Fatal(f)` and `panic("...")` are fatal too.
@@ -381,6 +383,8 @@ def classify_call(toks: list[Tok], i: int) -> tuple[str, int, bool] | None:
     dotted = toks[i - 1].text == "."
     qual = toks[i - 2].text if dotted and i >= 2 else ""
     if not dotted:
+        if name == "exitOnError":  # the operator's main: logs (err, msg) and exits
+            return ("error", 1, False)
         return ("fatal", 0, False) if name == "panic" else None
     before = "".join(x.text for x in toks[max(0, i - 4):i]).lower()
     if name in ("Event", "Eventf") and "recorder" in before:
