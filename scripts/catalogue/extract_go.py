@@ -79,7 +79,9 @@ class Repo:
                               capture_output=True, text=True).stdout
 
     def tags(self) -> list[str]:
-        return [t for t in self.git("tag", "--list").split() if re.fullmatch(r"v\d+\.\d+\.\d+", t)]
+        """Release tags (`v1.2.3`) and pre-releases (`v1.3.0-rc.1`), not chart or module tags."""
+        tags = self.git("tag", "--list").split()
+        return [t for t in tags if re.fullmatch(r"v\d+\.\d+\.\d+(-[\w.]+)?", t)]
 
     def commit(self, tag: str) -> str:
         return self.git("rev-parse", f"{tag}^{{commit}}").strip()
@@ -110,7 +112,7 @@ class Repo:
 def release_tags(all_tags: list[str]) -> list[str]:
     """The last patch of each minor release from v0.5 on, and the newest tag; oldest first."""
     last: dict[tuple[int, int], str] = {}
-    for t in sorted(all_tags, key=version_key):
+    for t in sorted((t for t in all_tags if "-" not in t), key=version_key):
         major, minor = (int(n) for n in re.findall(r"\d+", t)[:2])
         if (major, minor) >= (0, 5):
             last[(major, minor)] = t
@@ -315,7 +317,8 @@ def const_specs(body: list[Tok], comment: str):
                 end = const_line_end(body, eq + 1)
                 expr = body[eq + 1:end]
                 if expr and all(is_string(x) or x.text == "+" for x in expr):
-                    yield t.text, "".join(x.value for x in expr if is_string(x)), typ, t.line, comment
+                    value = "".join(x.value for x in expr if is_string(x))
+                    yield t.text, value, typ, t.line, comment
                 i = end
                 continue
         i += 1
@@ -530,7 +533,8 @@ COMPONENT_ORDER = ["kuberay.operator", "kuberay.webhook", "kuberay.apiserver", "
 
 def extract_tag(repo: Repo, tag: str, cat: Catalogue, stats: Counter) -> None:
     """Add one tag's messages; a wording that two components share is the first one's."""
-    files = sorted(read_tag(repo, tag), key=lambda f: (COMPONENT_ORDER.index(component(f[0])), f[0]))
+    files = sorted(read_tag(repo, tag),
+                   key=lambda f: (COMPONENT_ORDER.index(component(f[0])), f[0]))
     consts: dict[str, str] = {}
     for path, toks, comments in files:
         for name, value, typ, line, comment in constants(toks, comments):
@@ -580,24 +584,25 @@ def crude_counts(repo: Repo, tag: str) -> dict[str, int]:
 
 
 def print_stats(repo: Repo, tags: list[str], cat: Catalogue, stats: Counter) -> None:
+    """Templates per component and level; per tag, templates new and removed, call sites
+    extracted against a crude `git grep -c` of the same calls."""
     by = Counter((e["component"], e["level"]) for e in cat.entries.values())
     print(f"{len(cat.entries)} templates")
     for (comp, level), n in sorted(by.items()):
         print(f"  {comp:18} {level:10} {n}")
-    per_tag: dict[str, set] = defaultdict(set)
-    for (tag, comp, level, tpl) in stats:
-        per_tag[tag].add((comp, level, tpl))
-    print("\ntag      templates  new  removed  calls:error event returned  crude:.Error( EventTypeWarning Errorf(")
+    print("\ntag      templates  new  removed   sites: error event returned"
+          "   grep: .Error( EventTypeWarning Errorf(")
     prev: set = set()
     for tag in tags:
-        cur = {x[2] for x in per_tag[tag]}
-        lv = Counter(x[1] for x in per_tag[tag])
+        cur = {tpl for (t, _, _, tpl) in stats if t == tag}
+        sites: Counter = Counter()
+        for (t, _, level, _), n in stats.items():
+            if t == tag:
+                sites[level] += n
         crude = crude_counts(repo, tag)
-        sites = Counter(level for (t, _, level, _), n in stats.items() if t == tag for _ in range(n))
         print(f"{tag:8} {len(cur):9} {len(cur - prev):4} {len(prev - cur):8}  "
-              f"{sites['error']:11} {sites['event']:5} {sites['returned']:8}  "
-              f"{crude['Error(']:13} {crude['EventTypeWarning']:16} {crude['Errorf(']:7}"
-              f"   (templates: {dict(sorted(lv.items()))})")
+              f"{sites['error']:13} {sites['event']:5} {sites['returned']:8}  "
+              f"{crude['Error(']:12} {crude['EventTypeWarning']:16} {crude['Errorf(']:7}")
         prev = cur
 
 
@@ -614,7 +619,8 @@ def main(args: list[str] | None = None) -> None:
         extract_tag(repo, tag, cat, stats)
     out = cat.write()
     write_sources(repo, tags)
-    print(f"{out.relative_to(MESSAGES.parents[1])}: {len(cat.entries)} templates from {', '.join(tags)}")
+    print(f"{out.relative_to(MESSAGES.parents[1])}: {len(cat.entries)} templates "
+          f"from {', '.join(tags)}")
     if opts.stats:
         print_stats(repo, tags, cat, stats)
 
