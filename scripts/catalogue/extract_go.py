@@ -35,8 +35,9 @@ e2e and test-support packages):
   condition types, `reason` for the rest. All values are kept, ready or not.
 - Error values: `fmt.Errorf`, `errors.New/Errorf/Wrap/Wrapf`, the apiserver's
   `util.New...Error`/`util.Wrap`, gRPC `status.Error(f)`: level `returned`.
-- Validation details: `field.Invalid/Forbidden/Required/NotSupported...` detail strings:
-  level `returned`.
+- Validation details: `field.Invalid/Forbidden/Required` detail strings: level `returned`.
+- Status messages the operator writes beside a reason (`rayJob.Status.Message = "..."`,
+  `Message: "..."` in a condition), under `ray-operator/controllers/`: level `reason`.
 
 Components come from the path: anything with `webhook` in it is `kuberay.webhook` (the
 admission webhooks; they reuse the operator's `utils/validation.go`, whose messages stay
@@ -478,6 +479,43 @@ def statement_end(toks: list[Tok], j: int) -> int:
     return j
 
 
+def status_messages(toks: list[Tok]):
+    """Status texts set beside a reason: `x.Status.Message = "..."`, `Message: "..."` in a
+    condition. Level `reason`: they are what `status.message` and `kubectl describe` show."""
+    for i in range(1, len(toks) - 2):
+        t = toks[i]
+        if t.kind != "ident" or t.text != "Message":
+            continue
+        nxt = toks[i + 1].text
+        if nxt == "=" and toks[i - 1].text == "." and toks[i + 2].text != "=":
+            expr = toks[i + 2:statement_end(toks, i + 2)]
+        elif nxt == ":" and toks[i - 1].text in ("{", ","):
+            expr = toks[i + 2:field_end(toks, i + 2)]
+        else:
+            continue
+        literal = expr and (is_string(expr[0]) or expr[0].text == "fmt")
+        tpl = template_of(expr, False) if literal else None
+        if tpl:
+            yield Found("reason", tpl, t.line)
+
+
+def field_end(toks: list[Tok], j: int) -> int:
+    """The end of a composite literal's field value starting at `j`."""
+    depth = 0
+    while j < len(toks):
+        x = toks[j]
+        if x.kind == "punct" and x.text in "([{":
+            depth += 1
+        elif x.kind == "punct" and x.text in ")]}":
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0 and x.text == ",":
+            break
+        j += 1
+    return j
+
+
 def event(args: list[list[Tok]], is_format: bool, consts: dict[str, str], line: int):
     """A Warning event's reason and message template, old or new recorder signature."""
     at = next((k for k, a in enumerate(args[:3])
@@ -547,6 +585,9 @@ def extract_tag(repo: Repo, tag: str, cat: Catalogue, stats: Counter) -> None:
     for path, toks, _ in files:
         for f in calls(toks, consts):
             add(cat, stats, tag, path, f.level, f.template, f.line, f.reason)
+        if path.startswith("ray-operator/controllers/"):
+            for f in status_messages(toks):
+                add(cat, stats, tag, path, f.level, f.template, f.line)
 
 
 def add(cat, stats, tag, path, level, template, line, reason=None):
