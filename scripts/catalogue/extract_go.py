@@ -452,7 +452,7 @@ def remember_local(toks: list[Tok], i: int, local: dict[str, list[Tok]]) -> None
     if toks[j].text != "=" or toks[j + 1].text == "=" or toks[i - 1].text == ".":
         return
     start = j + 1
-    end = statement_end(toks, start)
+    end = expression_end(toks, start)
     expr = toks[start:end]
     if expr and (is_string(expr[0]) or expr[0].text == "fmt") and template_of(expr, False):
         local[t.text] = expr
@@ -460,13 +460,17 @@ def remember_local(toks: list[Tok], i: int, local: dict[str, list[Tok]]) -> None
         local.pop(t.text, None)
 
 
-def statement_end(toks: list[Tok], j: int) -> int:
-    """The end of the expression starting at `j`: its line, continued by `+`, `,` or brackets."""
+def expression_end(toks: list[Tok], j: int, field: bool = False) -> int:
+    """The end of the expression starting at `j`: an unmatched closing bracket, or, outside
+    brackets, the next comma for a composite literal's `field`, else the end of its line
+    (unless the line ends with `+`, `,` or `(`)."""
     depth = 0
     line = toks[j].line if j < len(toks) else 0
     while j < len(toks):
         x = toks[j]
-        if depth == 0 and x.line != line and toks[j - 1].text not in ("+", ",", "("):
+        if depth == 0 and field and x.text == ",":
+            break
+        if depth == 0 and not field and x.line != line and toks[j - 1].text not in ("+", ",", "("):
             break
         if x.kind == "punct" and x.text in "([{":
             depth += 1
@@ -488,32 +492,15 @@ def status_messages(toks: list[Tok]):
             continue
         nxt = toks[i + 1].text
         if nxt == "=" and toks[i - 1].text == "." and toks[i + 2].text != "=":
-            expr = toks[i + 2:statement_end(toks, i + 2)]
+            expr = toks[i + 2:expression_end(toks, i + 2)]
         elif nxt == ":" and toks[i - 1].text in ("{", ","):
-            expr = toks[i + 2:field_end(toks, i + 2)]
+            expr = toks[i + 2:expression_end(toks, i + 2, field=True)]
         else:
             continue
         literal = expr and (is_string(expr[0]) or expr[0].text == "fmt")
         tpl = template_of(expr, False) if literal else None
         if tpl:
             yield Found("reason", tpl, t.line)
-
-
-def field_end(toks: list[Tok], j: int) -> int:
-    """The end of a composite literal's field value starting at `j`."""
-    depth = 0
-    while j < len(toks):
-        x = toks[j]
-        if x.kind == "punct" and x.text in "([{":
-            depth += 1
-        elif x.kind == "punct" and x.text in ")]}":
-            if depth == 0:
-                break
-            depth -= 1
-        elif depth == 0 and x.text == ",":
-            break
-        j += 1
-    return j
 
 
 def event(args: list[list[Tok]], is_format: bool, consts: dict[str, str], line: int):
