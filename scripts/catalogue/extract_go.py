@@ -635,10 +635,12 @@ def print_stats(repo: Repo, tags: list[str], cat: Catalogue, stats: Counter) -> 
 
 
 def main(args: list[str] | None = None) -> None:
+    """Extract and write. `args` are command-line words; words meant for the other
+    extractors (when the driver passes one list to all of them) are ignored."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kuberay-git", required=True, help="a clone or bare git dir of KubeRay")
     ap.add_argument("--stats", action="store_true", help="print counts per component, level, tag")
-    opts = ap.parse_args(args)
+    opts, _ = ap.parse_known_args(args)
     repo = Repo(opts.kuberay_git)
     tags = release_tags(repo.tags())
     cat = Catalogue("kuberay", "go")
