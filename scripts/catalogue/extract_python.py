@@ -397,7 +397,7 @@ def read_module(version: str, path: str, source: str, catalogue: Catalogue, stat
     stats.grep_sites[(version, comp)] += len(grep_lines)
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError):
         stats.parse_failures[version] += 1
         return
     for line, level, cls, node, lazy, renderer in messages_of(tree):
@@ -473,6 +473,7 @@ def report(catalogue: Catalogue, stats: Stats, versions: list[str]) -> None:
     for comp in sorted({c for c, _ in by}):
         row = [by[(comp, lv)] for lv in levels]
         print(f"{comp:18} " + "".join(f"{n:10}" for n in row) + f"{sum(row):10}")
+    print_matrix(catalogue, versions)
     newest = versions[-1]
     print(f"\ncoverage in {newest}: of the lines a text search finds "
           "(`log.error|exception|critical(`, `raise XError(`), those with a template")
@@ -480,6 +481,15 @@ def report(catalogue: Catalogue, stats: Stats, versions: list[str]) -> None:
         got, grep = stats.grep_found[(newest, comp)], stats.grep_sites[(newest, comp)]
         if grep:
             print(f"  {comp:18} {got:5} / {grep:5}  {100 * got / grep:5.1f} %")
+
+
+def print_matrix(catalogue: Catalogue, versions: list[str]) -> None:
+    """Templates per component in each version (a template counts in every version that has it)."""
+    per = Counter((comp, v) for e in catalogue.entries.values() for comp in [e["component"]]
+                  for v in e["versions"])
+    print("\ncomponent          " + "".join(f"{v:>8}" for v in versions))
+    for comp in sorted({c for c, _ in per}):
+        print(f"{comp:18} " + "".join(f"{per[(comp, v)]:8}" for v in versions))
 
 
 def coverage(stats: Stats, version: str, comp: str | None = None) -> float:
