@@ -335,7 +335,35 @@ def messages_of(tree: ast.AST):
                     skip = isinstance(node.func, ast.Attribute) and node.func.attr == "log"
                     lazy = len(node.args) > (2 if skip else 1)
                     yield node.lineno, level, None, message_node(node, skip), lazy, renderer
+            for value in status_message_values(node):
+                yield value.lineno, "error", None, value, False, renderer
     yield from class_messages(tree, module)
+
+
+FAILED_STATUS = re.compile(r"FAIL|UNHEALTHY|ERROR")
+
+
+def status_message_values(node: ast.AST) -> list[ast.expr]:
+    """The strings that travel with a failure status: Serve's application and deployment status
+    messages (`return ApplicationStatus.DEPLOY_FAILED, f"..."`, `handle_transition(trigger=
+    ...REPLICA_STARTUP_FAILED, message=...)`). The controller logs them at ERROR when the
+    status changes, and they are what `serve status` and a RayService's status show."""
+    if isinstance(node, ast.Tuple):
+        parts = list(node.elts)
+    elif isinstance(node, ast.Call):
+        parts = list(node.args) + [kw.value for kw in node.keywords]
+    else:
+        return []
+    if not any(is_failure_status(p) for p in parts):
+        return []
+    return [p for p in parts if is_stringy(p) or isinstance(p, ast.Name)]
+
+
+def is_failure_status(node: ast.expr) -> bool:
+    """`ApplicationStatus.DEPLOY_FAILED`, `DeploymentStatusInternalTrigger.HEALTH_CHECK_FAILED`."""
+    return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+            and node.value.id.endswith(("Status", "Trigger"))
+            and bool(FAILED_STATUS.search(node.attr)))
 
 
 def class_messages(tree: ast.AST, module: "Module"):
