@@ -4,8 +4,10 @@
 
 Loads every `patterns/messages/*.jsonl` and `patterns/messages/classified/*.toml` and checks
 that each `[[message]]` names an extracted id, once across all files; has a valid class and the
-fields that class needs; names a cause that `src/rules/catalogue.rs` defines; and carries a
-sample that its template matches (`msgmatch.py`), the template being usable. Prints the
+fields that class needs; names a cause that `src/rules/catalogue.rs` defines; carries a sample
+that its template matches (`msgmatch.py`), the template being usable; and says where the sample
+comes from (a corpus bundle the project ships, a thread `owner/repo#N`, or "formatted from
+source"). Prints the
 problems and exits non-zero if there are any; prints the counts otherwise.
 """
 
@@ -21,6 +23,7 @@ from common import MESSAGES, ROOT  # noqa: E402
 from msgmatch import matches, usable  # noqa: E402
 
 CLASSES = {"cause", "benign", "meaning"}
+THREAD = re.compile(r"^[\w.-]+/[\w.-]+#\d+$")
 REQUIRED = ("id", "class", "meaning", "sample", "sample_from")
 
 
@@ -41,6 +44,16 @@ def catalogue_ids() -> set[str]:
     return set(re.findall(r'\(\s*"([a-z0-9_]+)",\s*"', text))
 
 
+def known_source(where: str) -> bool:
+    """`corpus/<bundle>` of a bundle the project ships, `owner/repo#N`, or formatted from source."""
+    if where == "formatted from source" or THREAD.match(where):
+        return True
+    name = where.removeprefix("corpus/")
+    corpus = ROOT / "corpus"
+    return where.startswith("corpus/") and (
+        (corpus / name).exists() or (corpus / f"{name}.tar.gz").exists())
+
+
 def problems_of(message: dict, entries: dict, causes: set[str]) -> list[str]:
     """What is wrong with one classified message."""
     out = [f"no `{field}`" for field in REQUIRED if not message.get(field)]
@@ -56,6 +69,9 @@ def problems_of(message: dict, entries: dict, causes: set[str]) -> list[str]:
         out.append("`cause` is for class = cause only")
     if kind == "benign" and not message.get("why"):
         out.append("benign without `why`")
+    if message.get("sample_from") and not known_source(message["sample_from"]):
+        out.append(f"sample_from {message['sample_from']!r} is no corpus bundle, thread or "
+                   "'formatted from source'")
     if entry is not None and message.get("sample"):
         if not usable(entry["template"]):
             out.append("template too generic to match lines")
