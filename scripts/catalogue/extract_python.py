@@ -432,7 +432,10 @@ def read_module(version: str, path: str, source: str, catalogue: Catalogue, stat
         if node is None:
             stats.no_message[version] += 1
             continue
-        templates = [t for t in renderer.render(node, line) if not ALL_VARIABLE.match(t)]
+        rendered = renderer.render(node, line)
+        if lazy:  # `logger.error("... %s", x)`: the arguments fill the %-fields
+            rendered = [percent_to_braces(t) for t in rendered]
+        templates = [t for t in rendered if not ALL_VARIABLE.match(t)]
         if not templates:
             stats.all_variable[version] += 1
             continue
@@ -441,7 +444,6 @@ def read_module(version: str, path: str, source: str, catalogue: Catalogue, stat
             stats.grep_found[(version, comp)] += 1
             grep_lines.discard(line)
         for t in dict.fromkeys(templates):
-            t = percent_to_braces(t) if lazy else t
             catalogue.add(version, comp, level, t, f"python/{path}:{line}", exception=cls)
             stats.templates[version].add(one_line(t))
 
