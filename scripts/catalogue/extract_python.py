@@ -213,6 +213,7 @@ class Renderer:
         return ["{}"]
 
     def fstring_part(self, value: ast.expr) -> str:
+        """An f-string's literal text as is, each `{field}` as `{}`."""
         if isinstance(value, ast.Constant):
             return str(value.value)
         return "{}"
@@ -247,6 +248,7 @@ class Renderer:
 
     @staticmethod
     def combine(left: list[str], right: list[str]) -> list[str]:
+        """`a + b` when either side can be several templates (a few at most)."""
         return [a + b for a in left for b in right][:MAX_VARIANTS]
 
 
