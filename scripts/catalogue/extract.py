@@ -1,0 +1,52 @@
+"""Rebuild the extracted message catalogue: the one command (see scripts/catalogue/README.md).
+
+    python3 scripts/catalogue/extract.py [--only python,go,cpp] [--versions V1,V2,...]
+
+Runs each extractor that exists (`extract_python`, `extract_go`, `extract_cpp`, each a module
+beside this one with a `main(args)`), in that order. `args` is this command's parsed arguments:
+`args.versions` is a list of versions (None for each extractor's own spread), `args.only` the
+extractors asked for.
+"""
+
+import argparse
+import importlib
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+EXTRACTORS = ("python", "go", "cpp")
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", type=lambda s: s.split(","), default=list(EXTRACTORS),
+                        help="comma-separated extractors to run (python, go, cpp)")
+    parser.add_argument("--versions", type=lambda s: s.split(","), default=None,
+                        help="comma-separated versions to read, instead of the default spread")
+    args = parser.parse_args(argv)
+    unknown = [name for name in args.only if name not in EXTRACTORS]
+    if unknown:
+        parser.error(f"unknown extractor {unknown}; choose from {', '.join(EXTRACTORS)}")
+    return args
+
+
+def main(argv: list[str]) -> None:
+    args = parse(argv)
+    for name in args.only:
+        try:
+            module = importlib.import_module(f"extract_{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"extract_{name}":
+                raise
+            print(f"== {name}: no extract_{name}.py yet, skipped")
+            continue
+        print(f"== {name}")
+        started = time.monotonic()
+        module.main(args)
+        print(f"== {name}: {time.monotonic() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
