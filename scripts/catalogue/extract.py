@@ -3,9 +3,9 @@
     python3 scripts/catalogue/extract.py [--only python,go,cpp] [--versions V1,V2,...]
 
 Runs each extractor that exists (`extract_python`, `extract_go`, `extract_cpp`, each a module
-beside this one with a `main(args)`), in that order. `args` is this command's parsed arguments:
-`args.versions` is a list of versions (None for each extractor's own spread), `args.only` the
-extractors asked for.
+beside this one with a `main(argv)`), in that order. Each gets the whole command line and takes
+the flags it knows (`--versions` for Python, `--kuberay-git` for Go, `--ray-src` and `--wheels`
+for C++; see each module's docstring), ignoring the others'.
 """
 
 import argparse
@@ -25,7 +25,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
                         help="comma-separated extractors to run (python, go, cpp)")
     parser.add_argument("--versions", type=lambda s: s.split(","), default=None,
                         help="comma-separated versions to read, instead of the default spread")
-    args = parser.parse_args(argv)
+    args, _ = parser.parse_known_args(argv)
     unknown = [name for name in args.only if name not in EXTRACTORS]
     if unknown:
         parser.error(f"unknown extractor {unknown}; choose from {', '.join(EXTRACTORS)}")
@@ -44,7 +44,7 @@ def main(argv: list[str]) -> None:
             continue
         print(f"== {name}")
         started = time.monotonic()
-        module.main(args)
+        module.main(argv)
         print(f"== {name}: {time.monotonic() - started:.0f} s")
 
 

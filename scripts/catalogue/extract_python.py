@@ -531,9 +531,14 @@ def coverage(stats: Stats, version: str, comp: str | None = None) -> float:
     return 100 * sum(stats.grep_found[k] for k in keys) / grep if grep else 0.0
 
 
-def main(args) -> None:
-    """Read the versions (`args.versions`, or the default spread) and write the files."""
-    versions = sorted(getattr(args, "versions", None) or VERSIONS, key=version_key)
+def main(argv: list[str] | None = None) -> None:
+    """Read the versions (`--versions V1,V2`, or the default spread) and write the files.
+    Flags meant for the other extractors are ignored."""
+    import argparse
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--versions", type=lambda s: s.split(","), default=None)
+    args, _ = parser.parse_known_args(argv)
+    versions = sorted(args.versions or VERSIONS, key=version_key)
     catalogue, stats, wheels = Catalogue("ray", "python"), Stats(), {}
     for version in versions:
         wheels[version] = wheel_for(version)
@@ -543,7 +548,4 @@ def main(args) -> None:
 
 
 if __name__ == "__main__":
-    import argparse
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--versions", type=lambda s: s.split(","), default=None)
-    main(parser.parse_args())
+    main()
