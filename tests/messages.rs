@@ -119,3 +119,46 @@ fn rules_messages_searches_the_templates() {
         "{text}"
     );
 }
+
+/// `causes` of `analyze --format json` on a session folder holding one file.
+fn causes_of_one_file(name: &str, file: &str, text: &str) -> Vec<serde_json::Value> {
+    let dir = common::scratch("messages", name);
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    std::fs::write(logs.join(file), text).unwrap();
+    let out = common::raysift(&["analyze", dir.to_str().unwrap(), "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    report["causes"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+fn a_judged_message_no_rule_knows_names_its_cause() {
+    // A real line of a Ray 2.22.0 run whose pip install failed (corpus/run-2.22.0-job-
+    // runtime-env-pip), alone: no rule keys on it, the catalogue judges it.
+    let causes = causes_of_one_file(
+        "judged",
+        "runtime_env_agent.log",
+        "2026-12-06 09:02:19,566\tERROR pip.py:418 -- Failed to install pip packages.\n",
+    );
+    let first = &causes[0];
+    assert_eq!(first["id"], "runtime_env_failure", "{causes:#?}");
+    assert_eq!(first["code"], "OWD012");
+    let summary = first["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("runtime_env: ") && summary.contains("[ray-"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn a_message_judged_harmless_raises_nothing() {
+    let causes = causes_of_one_file(
+        "benign",
+        "monitor.log",
+        "2026-12-06 09:02:19,566\tERROR autoscaler.py:412 -- Error recording usage for autoscaler v2.\n",
+    );
+    assert!(
+        causes.iter().all(|c| c["severity"] == "info"),
+        "{causes:#?}"
+    );
+}
