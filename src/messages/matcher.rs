@@ -3,13 +3,13 @@
 //!
 //! A template is cut at each `{}`; its pieces are trimmed and those shorter than
 //! [`MIN_PIECE`] dropped; a line matches when every piece occurs in it, in order. One
-//! Aho-Corasick automaton over each template's longest piece (its anchor) finds the
+//! Aho-Corasick automaton over the head of each template's longest piece (its anchor) finds the
 //! candidates in one pass over the line; only they are checked piece by piece. A template
 //! whose pieces hold fewer than [`MIN_LITERAL`] characters says too little to match anything.
 
 use std::collections::HashMap;
 
-use aho_corasick::AhoCorasick;
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
 
 use super::Message;
 
@@ -17,6 +17,9 @@ use super::Message;
 const MIN_PIECE: usize = 3;
 /// Fewest literal characters of a template that can be matched at all.
 const MIN_LITERAL: usize = 12;
+/// Longest anchor, in bytes: candidates are checked whole anyway, and the automaton's size
+/// grows with the anchors' (whole pieces of some 8,000 templates made it 25 MB).
+const ANCHOR_LEN: usize = 16;
 
 pub(super) struct Matcher {
     /// The automaton over the distinct anchors; `None` when there is nothing to match.
@@ -126,8 +129,13 @@ impl Matcher {
             }) else {
                 continue;
             };
-            let slot = *index.entry(anchor.as_str()).or_insert_with(|| {
-                anchors.push(anchor.as_str());
+            let mut cut = anchor.len().min(ANCHOR_LEN);
+            while !anchor.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            let anchor = &anchor[..cut];
+            let slot = *index.entry(anchor).or_insert_with(|| {
+                anchors.push(anchor);
                 by_anchor.push(Vec::new());
                 anchors.len() - 1
             });
@@ -136,7 +144,11 @@ impl Matcher {
         let automaton = if anchors.is_empty() {
             None
         } else {
-            AhoCorasick::new(&anchors).ok()
+            // A contiguous NFA: a few lookups a run do not repay a DFA's build time and memory.
+            AhoCorasick::builder()
+                .kind(Some(AhoCorasickKind::ContiguousNFA))
+                .build(&anchors)
+                .ok()
         };
         Matcher {
             anchors: automaton,
