@@ -24,8 +24,9 @@ What is read:
   `(_left_ == _right_)` (2.0 to 2.3x) or `RAY_PREDICT_TRUE(_left_ == _right_)`, then
   `<left> vs <right>`: the template is `Check failed: {}(_left_ == _right_) {} vs {} <message>`;
 - `RAY_CHECK_OK(expr)`: `Check failed: {}_s.ok() {}`, one entry for every site;
-- `Status::IOError("...")`, `Status::Invalid(...)` and the other `Status` builders (level
-  `returned`): the message as built, which surfaces in logs after `<Code>: `.
+- `Status::IOError("...")`, `Status::Invalid(...)` and the other `Status` builders, and
+  `set_error_message(...)` (the error text of an actor's or task's death cause) (level
+  `returned`): the message as built, which surfaces in logs and exceptions.
 
 Usage, from the repository root (also through extract.py):
 
@@ -67,10 +68,11 @@ LOG_START = re.compile(
     r"|EVENT(?:_EVERY_MS)?)\s*\(\s*(\w+)")
 STREAM_DECL = re.compile(r"\bstd::(?:o)?stringstream\s+(\w+)\s*;")
 STREAM_PUT = re.compile(r"\b(\w+)\s*<<")
-STREAM_STR = re.compile(
-    r"\b(?:const\s+)?(?:auto|std::string)\s*&?\s*(\w+)\s*=\s*(\w+)\.str\(\)\s*;")
+STRING_VAR = re.compile(
+    r"\b(?:const\s+)?(?:auto|std::string)\s*&?\s*(\w+)\s*=\s*"
+    r"|(?<![\w.>])(\w+)\s*=\s*(?=(?:absl::)?Str(?:Cat|Format)\s*\(|\"|\w+\.str\(\))")
 CHECK_START = re.compile(r"\bRAY_CHECK(_EQ|_NE|_LE|_LT|_GE|_GT|_OK)?\s*\(")
-STATUS_START = re.compile(r"\bStatus::(\w+)\s*\(")
+STATUS_START = re.compile(r"\bStatus::(\w+)\s*\(|\bset_error_message\s*\(()")
 STATUS_BUILDERS = {
     "IOError", "Invalid", "NotFound", "TimedOut", "Interrupted", "KeyError", "TypeError",
     "OutOfMemory", "ObjectStoreFull", "ObjectExists", "ObjectNotFound", "ObjectAlreadySealed",
@@ -255,7 +257,8 @@ class Streams:
     """The local string streams of a file (`std::ostringstream msg; msg << ...;`).
 
     Ray often builds a message in a stream and logs `msg.str()`, or a string copied from
-    it; what was put in the stream before the log statement is the message.
+    it; what was put in the stream before the log statement is the message. A string
+    variable set from literals or `absl::StrCat` (`std::string msg = ...;`) resolves too.
     """
 
     def __init__(self, code: str):
@@ -267,8 +270,10 @@ class Streams:
             if m.group(1) in names and statement_start(code, m.start()):
                 end = statement_end(code, m.end())
                 self.puts.append((m.start(), m.group(1), code[m.end() - 2:end]))
-        self.copies = [(m.start(), m.group(1), m.group(2)) for m in STREAM_STR.finditer(code)
-                       if m.group(2) in names]
+        self.strings = []
+        for m in STRING_VAR.finditer(code):
+            end = statement_end(code, m.end())
+            self.strings.append((m.start(), m.group(1) or m.group(2), code[m.end():end].strip()))
 
     def at(self, offset: int):
         """A resolver for the operands of a statement at `offset`."""
@@ -279,10 +284,13 @@ class Streams:
         if m:
             return self.contents(m.group(1), offset)
         if re.fullmatch(r"\w+", operand):
-            copies = [(at, src) for at, var, src in self.copies if var == operand and at < offset]
-            if copies:
-                at, src = copies[-1]
-                return self.contents(src, at)
+            assigned = [(at, expr) for at, var, expr in self.strings
+                        if var == operand and at < offset]
+            if assigned:
+                at, expr = assigned[-1]
+                parts = operand_parts(expr, self.at(at))
+                if any(p for p in parts if p):
+                    return parts
         return None
 
     def contents(self, name: str, offset: int) -> list[str | None] | None:
@@ -370,7 +378,7 @@ def messages(text: str):
             lits = [[f" Check failed: {cond} "]]
         yield line_at(m.start()), "check", render(head + parts), lits + literals(parts)
     for m in STATUS_START.finditer(code):
-        if m.group(1) not in STATUS_BUILDERS:
+        if m.group(1) is not None and m.group(1) not in STATUS_BUILDERS:
             continue
         args_end = balanced(code, m.end() - 1)
         args = split_top(code[m.end():args_end - 1], ",")
