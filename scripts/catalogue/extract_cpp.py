@@ -6,8 +6,9 @@ Writes patterns/messages/ray-cpp.jsonl (see patterns/messages/README.md) from tw
                 ray-2.X`), or a tree of the files read one by one. Every .cc/.h file under the
                 components below is read, tests, mocks and fakes skipped. Templates, sites
                 (`src/ray/...:line`) and components come from here. The tree's version is
-                `--src-version`, else `python/ray/_version.py`, else `3.0.0.dev0` (what Ray's
-                master branch calls itself).
+                `--src-version`, else `python/ray/_version.py`, else `source` (a tree of files
+                read one by one: their commits go in its SOURCES.toml, copied into
+                sources-cpp.toml).
 --wheels DIR    Ray wheels (`pip download ray==2.X --no-deps --only-binary :all:
                 --python-version 3.11 --platform manylinux2014_x86_64 -d DIR`). The string
                 literals compiled into each wheel's `raylet`, `gcs_server` and `_raylet.so` give
@@ -426,7 +427,7 @@ def source_version(root: Path, given: str | None) -> str:
         m = re.search(r'version\s*=\s*"([^"]+)"', version_py.read_text())
         if m:
             return m.group(1)
-    return "3.0.0.dev0"
+    return "source"
 
 
 # --- the wheels -----------------------------------------------------------------------------
@@ -488,29 +489,37 @@ def main(args=None) -> int:
     wheels = sorted(opts.wheels.glob("ray-*.whl"), key=lambda w: version_key(wheel_version(w))) \
         if opts.wheels else []
     cat = Catalogue("ray", "cpp")
-    per_version = {}
+    # Per file, how many of its checkable message sites each wheel has: which release
+    # the stored version of the file is closest to.
+    per_file: dict[str, dict[str, list[int]]] = {}
     for wheel in wheels:
         v = wheel_version(wheel)
         strings = WheelStrings(wheel)
         n = 0
         for comp, level, template, site, lits in found:
-            if lits and strings.has_all(lits):
+            if not lits:
+                continue
+            counts = per_file.setdefault(site.rsplit(":", 1)[0], {}).setdefault(v, [0, 0])
+            counts[1] += 1
+            if strings.has_all(lits):
                 cat.add(v, comp, level, template, site)
+                counts[0] += 1
                 n += 1
-        per_version[v] = n
         print(f"{v}: {n} of {len(found)} message sites compiled in", file=sys.stderr)
     src_v = source_version(opts.ray_src, opts.src_version)
     for comp, level, template, site, _ in found:
         cat.add(src_v, comp, level, template, site)
     out = cat.write()
-    write_sources(opts.ray_src, src_v, files, wheels)
+    write_sources(opts.ray_src, src_v, files, wheels, per_file)
     print(f"{files} files, {len(found)} message sites, {len(cat.entries)} templates -> "
           f"{out.relative_to(MESSAGES.parents[1])}", file=sys.stderr)
     return 0
 
 
-def write_sources(root: Path, src_v: str, files: int, wheels: list[Path]) -> None:
-    """sources-cpp.toml: the source tree read and the wheels checked."""
+def write_sources(root: Path, src_v: str, files: int, wheels: list[Path],
+                  per_file: dict[str, dict[str, list[int]]]) -> None:
+    """sources-cpp.toml: the source tree read, the wheels checked, and per file how many of
+    its message sites (those with a literal of six characters or more) each wheel holds."""
     lines = ["# What patterns/messages/ray-cpp.jsonl was extracted from (scripts/catalogue/extract_cpp.py).", ""]
     manifest = root / "SOURCES.toml"
     lines += ["[source]", f'version = "{src_v}"', f"files = {files}"]
@@ -521,6 +530,12 @@ def write_sources(root: Path, src_v: str, files: int, wheels: list[Path]) -> Non
                   f'sha256 = "{sha256(wheel)}"',
                   'read = ["ray/core/src/ray/raylet/raylet", "ray/core/src/ray/gcs/gcs_server", '
                   '"ray/_raylet.so"]']
+    if per_file:
+        lines += ["", "# Message sites of each file found compiled into each wheel (found/checked)."]
+        lines += ["[compiled_in]"]
+        for path in sorted(per_file):
+            cells = ", ".join(f'"{v}" = "{a}/{b}"' for v, (a, b) in per_file[path].items())
+            lines.append(f'"{path}" = {{ {cells} }}')
     (MESSAGES / "sources-cpp.toml").write_text("\n".join(lines) + "\n")
 
 
