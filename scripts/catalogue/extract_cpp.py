@@ -3,9 +3,10 @@
 Writes patterns/messages/ray-cpp.jsonl (see patterns/messages/README.md) from two inputs:
 
 --ray-src DIR   a tree holding `src/ray/...`: a Ray checkout (`git clone --depth 1 --branch
-                ray-2.X`), or a tree of the files read one by one. Every .cc/.h file under the
-                components below is read, tests, mocks and fakes skipped. Templates, sites
-                (`src/ray/...:line`) and components come from here. The tree's version is
+                ray-2.X`), or a tree of the files read one by one. Every .cc/.h file under
+                src/ray is read, tests, mocks and fakes skipped; the component comes from the
+                path (COMPONENT_DIRS, else `ray.other`). Templates and sites
+                (`src/ray/...:line`) come from here. The tree's version is
                 `--src-version`, else `python/ray/_version.py`, else `source` (a tree of files
                 read one by one: their commits go in its SOURCES.toml, copied into
                 sources-cpp.toml).
@@ -18,7 +19,10 @@ Writes patterns/messages/ray-cpp.jsonl (see patterns/messages/README.md) from tw
 What is read:
 - `RAY_LOG(WARNING|ERROR|FATAL)`, `RAY_LOG_EVERY_N`/`_MS`/`_OR` at those levels, with any
   `.WithField(...)`, and the `<<` stream up to the `;`: literals joined, every other operand
-  `{}` (`absl::StrCat` / `absl::StrFormat` operands expanded);
+  `{}` (`absl::StrCat` / `absl::StrFormat` operands expanded; a local string stream or string
+  variable logged whole, `msg.str()`, is replaced by what was put in it);
+- `RAY_EVENT(ERROR|FATAL|WARNING, label) << ...` the same way (event files), where a
+  `RAY_LOG` carries the same words its level wins;
 - `RAY_CHECK(cond) << ...` (level `check`): `Check failed: <cond> <message>`, the condition as
   written with its whitespace collapsed, as the preprocessor prints it;
 - `RAY_CHECK_EQ` and the rest of the family: Ray prints its own condition,
@@ -34,7 +38,9 @@ Usage, from the repository root (also through extract.py):
     python3 scripts/catalogue/extract_cpp.py --ray-src target/catalogue/ray-src/TREE \
         --wheels target/catalogue/wheels
 
-It also writes patterns/messages/sources-cpp.toml: the source tree and the wheels (sha256).
+It also writes patterns/messages/sources-cpp.toml: the source tree (and its SOURCES.toml, the
+commit of each file where the tree was read file by file), the wheels with their sha256, and
+per file how many of its message sites each wheel holds (which release the file matches).
 """
 
 import argparse
@@ -52,7 +58,6 @@ COMPONENT_DIRS = [
     ("src/ray/common/memory_monitor", "memory_monitor"),
     ("src/ray/raylet/worker_killing_policy", "memory_monitor"),
     ("src/ray/raylet/memory_monitor", "memory_monitor"),
-    ("src/ray/common/cgroup", "memory_monitor"),
     ("src/ray/gcs/", "gcs"),
     ("src/ray/raylet/", "raylet"),
     ("src/ray/raylet_client/", "raylet"),
