@@ -478,10 +478,13 @@ def sha256(path: Path) -> str:
 
 def main(args=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--ray-src", required=True, type=Path)
+    ap.add_argument("--ray-src", type=Path)
     ap.add_argument("--src-version")
     ap.add_argument("--wheels", type=Path)
-    opts = ap.parse_args(args)
+    opts, _ = ap.parse_known_args(args)
+    if opts.ray_src is None:
+        print("skipped: Ray's C++ source needs --ray-src DIR (a tree with src/ray/...)")
+        return 0
 
     found = []
     files = 0
