@@ -42,8 +42,8 @@ pub fn head_at(line: &str, samples: &mut Vec<Micros>, detail: &Detail) -> Option
     match line.as_bytes().first()? {
         b'[' => text_head(line, detail),
         b'{' => json_head(line, samples),
-        b'I' | b'W' | b'E' => glog_head(line),
-        b'F' => glog_head(line).or_else(|| fatal_python_head(line)),
+        b'I' | b'E' => glog_head(line),
+        b'F' | b'W' => glog_head(line).or_else(|| fatal_python_head(line)),
         b'*' => signal_head(line),
         _ => None,
     }
@@ -202,7 +202,8 @@ pub fn signal_head(line: &str) -> Option<Event> {
     Some(ev)
 }
 
-/// CPython's faulthandler: `Fatal Python error: Segmentation fault`, without a time.
+/// CPython's faulthandler: `Fatal Python error: Segmentation fault` (`Windows fatal exception:
+/// access violation` on Windows), without a time.
 pub fn fatal_python_head(line: &str) -> Option<Event> {
     abort::fatal_python_error(line)?;
     let mut ev = Event::new(0, line);

@@ -48,7 +48,7 @@ fn head_at(line: &str, samples: &mut Vec<Micros>, detail: &Detail) -> Option<Eve
         // A Python process's stderr (`dashboard.err`) holds the dumps it aborts with
         // (`parse::abort`): each starts a record, whose lines fold into it.
         b'*' => crate::parse::ray_cpp::signal_head(line),
-        b'F' => crate::parse::ray_cpp::fatal_python_head(line),
+        b'F' | b'W' => crate::parse::ray_cpp::fatal_python_head(line),
         _ => None,
     }
 }
