@@ -169,3 +169,55 @@ fn a_zip_with_windows_member_names_reads_like_the_folder() {
     b.sort();
     assert_eq!(a, b);
 }
+
+/// Every parser reads a file with CRLF line ends exactly as with LF: each file of every
+/// directory bundle of the corpus (operator logs, describes, YAML and JSON objects, tables,
+/// events, Ray's C++ and Python logs, Serve's, workers' output …), parsed as what it is
+/// classified as, both ways.
+#[test]
+fn every_parser_reads_crlf_like_lf() {
+    let corpus = common::root().join("corpus");
+    let mut kinds = std::collections::BTreeSet::new();
+    let mut files = 0;
+    for bundle in std::fs::read_dir(&corpus).unwrap().flatten() {
+        if !bundle.path().is_dir() {
+            continue;
+        }
+        for (rel, path) in common::files_under(&bundle.path()) {
+            let unix = lf(&std::fs::read(&path).unwrap());
+            let mut crlf = Vec::with_capacity(unix.len() * 21 / 20);
+            for &b in &unix {
+                if b == b'\n' {
+                    crlf.push(b'\r');
+                }
+                crlf.push(b);
+            }
+            let kind = raysift::classify::classify(&rel, &unix);
+            assert_eq!(
+                raysift::classify::classify(&rel, &crlf),
+                kind,
+                "{rel} classified"
+            );
+            let (a, b) = (
+                raysift::parse::parse(kind, &unix),
+                raysift::parse::parse(kind, &crlf),
+            );
+            assert_eq!(
+                format!("{:?}", a.events),
+                format!("{:?}", b.events),
+                "{rel} ({})",
+                kind.as_str()
+            );
+            assert_eq!(a.unparsed_lines, b.unparsed_lines, "{rel}");
+            assert_eq!(a.zone_samples, b.zone_samples, "{rel}");
+            assert_eq!(
+                format!("{:?}", a.diagnostics),
+                format!("{:?}", b.diagnostics),
+                "{rel}"
+            );
+            kinds.insert(kind.as_str());
+            files += 1;
+        }
+    }
+    assert!(kinds.len() >= 15, "{files} files, kinds: {kinds:?}");
+}
