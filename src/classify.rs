@@ -660,9 +660,18 @@ mod tests {
     fn windows_paths_classify_like_their_linux_forms() {
         for (windows, linux) in [
             ("logs\\raylet.out", "logs/raylet.out"),
-            ("session_latest\\logs\\events\\event_GCS.log", "logs/events/event_GCS.log"),
-            ("logs\\worker-abc-ffffffff-1.err", "logs/worker-abc-ffffffff-1.err"),
-            ("C:\\x\\logs\\dashboard_agent.log", "logs/dashboard_agent.log"),
+            (
+                "session_latest\\logs\\events\\event_GCS.log",
+                "logs/events/event_GCS.log",
+            ),
+            (
+                "logs\\worker-abc-ffffffff-1.err",
+                "logs/worker-abc-ffffffff-1.err",
+            ),
+            (
+                "C:\\x\\logs\\dashboard_agent.log",
+                "logs/dashboard_agent.log",
+            ),
         ] {
             assert_eq!(
                 classify(windows, b"").as_str(),

@@ -527,7 +527,9 @@ fn cap_lines(text: &str, max: usize) -> String {
     let innermost = if most_recent_first(text) {
         (0..n - 1).find(|&i| exceptions::frame_outside_ray(lines[i]))
     } else {
-        (0..n - 1).rev().find(|&i| exceptions::frame_outside_ray(lines[i]))
+        (0..n - 1)
+            .rev()
+            .find(|&i| exceptions::frame_outside_ray(lines[i]))
     };
     if let Some(f) = innermost {
         order.push(f);
@@ -736,7 +738,6 @@ fn is_caret_line(line: &str) -> bool {
     !t.is_empty() && t.bytes().all(|b| matches!(b, b'^' | b'~' | b' '))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -758,7 +759,9 @@ mod tests {
     #[test]
     fn a_cut_line_never_cuts_a_path() {
         let windows = "Worker exit detail: the worker failed to start because C:\\Users\\me\\AppData\\Local\\Temp\\ray\\session_2024-05-25_19-44-06_621398_9536\\runtime_resources\\working_dir_files\\_ray_pkg_d27099ac56c886be\\bridge_robot\\src\\main.py could not be imported, see C:\\Users\\me\\AppData\\Local\\Temp\\ray\\session_2024-05-25_19-44-06_621398_9536\\logs\\worker-5a1c5063d45bc8844660f12a5293534a88ef93bc704ab3d652ebbc05-01000000-9536.err";
-        let linux = windows.replace("C:\\Users\\me\\AppData\\Local\\Temp", "/tmp").replace('\\', "/");
+        let linux = windows
+            .replace("C:\\Users\\me\\AppData\\Local\\Temp", "/tmp")
+            .replace('\\', "/");
         for line in [windows.to_string(), linux] {
             for max in [60, 90, 120, 160, 200] {
                 let cut = cut_line(&line, max);

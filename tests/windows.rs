@@ -15,7 +15,9 @@ const BUNDLE: &str = "windows-2.20.0-ray-init-in-worker";
 
 /// The bundle's files as (path inside the archive, bytes), as shipped.
 fn session() -> Vec<(String, Vec<u8>)> {
-    let path = common::root().join("corpus").join(format!("{BUNDLE}.tar.gz"));
+    let path = common::root()
+        .join("corpus")
+        .join(format!("{BUNDLE}.tar.gz"));
     let gz = flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap());
     let mut archive = tar::Archive::new(gz);
     let mut files = Vec::new();
@@ -81,7 +83,9 @@ fn the_windows_session_names_the_users_frame() {
     let dir = common::scratch("windows", "crlf");
     let files = session();
     assert!(
-        files.iter().any(|(_, b)| b.windows(2).any(|w| w == b"\r\n")),
+        files
+            .iter()
+            .any(|(_, b)| b.windows(2).any(|w| w == b"\r\n")),
         "the bundle keeps Ray's CRLF line ends"
     );
     write_dir(&dir, &files);
@@ -113,7 +117,10 @@ fn crlf_and_lf_give_the_same_report() {
     write_dir(&unix, &lf_files);
     let (a, b) = (analyze(&crlf), analyze(&unix));
     assert_eq!(conclusions(&a), conclusions(&b));
-    assert_eq!(a["inventory"]["records_parsed"], b["inventory"]["records_parsed"]);
+    assert_eq!(
+        a["inventory"]["records_parsed"],
+        b["inventory"]["records_parsed"]
+    );
     // Every event, as the JSON timeline gives it.
     let timeline = |dir: &Path| {
         let out = common::raysift(&["timeline", dir.to_str().unwrap(), "-f", "json"]);
