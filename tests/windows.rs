@@ -152,6 +152,11 @@ fn a_zip_with_windows_member_names_reads_like_the_folder() {
     z.finish().unwrap();
     let zipped = analyze(&zip_path);
     let plain = analyze(&dir.join("plain"));
+    // The drive is the root of an absolute name, made relative like `/…`.
+    for f in zipped["inventory"]["file_list"].as_array().unwrap() {
+        let path = f["path"].as_str().unwrap_or_default();
+        assert!(path.starts_with("Users/me/AppData/"), "{path}");
+    }
     assert_eq!(conclusions(&zipped), conclusions(&plain));
     let kinds = |r: &Value| -> Vec<String> {
         r["inventory"]["file_list"]
