@@ -52,7 +52,8 @@ pub fn decode(line: &[u8]) -> Cow<'_, str> {
     }
 }
 
-/// A line without the terminal colours a process wrote into it: Ray colours the prefix of the
+/// A line without the terminal colours a process wrote into it (every record parser and the
+/// worker parser read it so; the raw line stays at its `file:line`): Ray colours the prefix of the
 /// lines it streams to a driver (`\x1b[36m(MyActor pid=123)\x1b[0m …`, `\x1b[33m(raylet)\x1b[0m`)
 /// and the address in `View the dashboard at \x1b[1m\x1b[32mhttp://…`. Every control sequence
 /// (`ESC [`, parameters, one final letter) goes; a line without `ESC` is borrowed as it is.
@@ -208,7 +209,8 @@ fn records(
     let mut bad_times = BadTimes::default();
     for (no, raw) in split_lines(input) {
         let decoded = decode(raw);
-        let (env, content) = strip_envelope(&decoded);
+        let (env, enveloped) = strip_envelope(&decoded);
+        let content = strip_colour(&enveloped);
         if let Some(mut ev) = head(&content, &detail, false) {
             current_head = raw;
             ev.line = no;
@@ -236,7 +238,8 @@ fn records(
             if let Some(ev) = current.as_mut() {
                 if ev.light && detail.whole_when_continued() {
                     let decoded = decode(current_head);
-                    let (_, first) = strip_envelope(&decoded);
+                    let (_, enveloped) = strip_envelope(&decoded);
+                    let first = strip_colour(&enveloped);
                     if let Some(mut whole) = head(&first, &Detail::Full, true) {
                         // The time as the first reading settled it (envelope, zone).
                         whole.line = ev.line;
