@@ -68,8 +68,16 @@ fn re(pattern: &str) -> Regex {
     Regex::new(pattern).expect("classifier pattern literals compile")
 }
 
-/// Classifies one file from its path inside the bundle and its bytes.
+/// Classifies one file from its path inside the bundle and its bytes. A path written on
+/// Windows (`logs\raylet.out`, a member name some archivers keep whole) is read as its
+/// `/`-separated form.
 pub fn classify(path: &str, bytes: &[u8]) -> SourceKind {
+    let path = if path.contains('\\') {
+        std::borrow::Cow::Owned(path.replace('\\', "/"))
+    } else {
+        std::borrow::Cow::Borrowed(path)
+    };
+    let path = path.as_ref();
     let window = &bytes[..bytes.len().min(SNIFF_BYTES)];
     let name = file_name(path).to_ascii_lowercase();
     let family = table_window(window, bytes.len() > window.len()).or_else(|| sniff(window));
@@ -450,7 +458,7 @@ pub fn speaks_of_ray(text: &str) -> bool {
     static RAY: LazyLock<Option<Regex>> = LazyLock::new(|| {
         Regex::new(concat!(
             r"(?i)\b(ray|raylet|kuberay|rayservice|raycluster|rayjob|gcs_server|dashboard_agent)\b",
-            r"|\bray[._][a-z]|\(scheduler \+|/tmp/ray/",
+            r"|\bray[._][a-z]|\(scheduler \+|/tmp/ray/|\\ray\\session_",
         ))
         .ok()
     });
@@ -646,6 +654,32 @@ mod tests {
         check("random.bin", "", "unknown");
         check("logs/events/event_GCS.log", "", "ray_event");
         check("logs/events/event_GCS.0.log", "", "ray_event");
+    }
+
+    #[test]
+    fn windows_paths_classify_like_their_linux_forms() {
+        for (windows, linux) in [
+            ("logs\\raylet.out", "logs/raylet.out"),
+            (
+                "session_latest\\logs\\events\\event_GCS.log",
+                "logs/events/event_GCS.log",
+            ),
+            (
+                "logs\\worker-abc-ffffffff-1.err",
+                "logs/worker-abc-ffffffff-1.err",
+            ),
+            (
+                "C:\\x\\logs\\dashboard_agent.log",
+                "logs/dashboard_agent.log",
+            ),
+        ] {
+            assert_eq!(
+                classify(windows, b"").as_str(),
+                classify(linux, b"").as_str(),
+                "{windows}"
+            );
+        }
+        assert_eq!(classify("logs\\raylet.out", b"").as_str(), "raylet");
     }
 
     #[test]

@@ -13,6 +13,7 @@ use crate::event::{format_rfc3339, Micros, MICROS_PER_SEC};
 use crate::inventory::Inventory;
 use crate::model::{BundleInfo, Cause, Evidence, Report, Stats, Symptom, SCHEMA, VERSION};
 use crate::objects::{BundleObjects, ObjectRef};
+use crate::open_world::exceptions;
 use crate::rules::engine::{EvidenceRef, Finding};
 use crate::rules::{Rule, Severity};
 use crate::timeline::Timeline;
@@ -440,7 +441,7 @@ fn cut(text: &str, max: usize) -> String {
         let frames: Vec<usize> = middle
             .iter()
             .enumerate()
-            .filter(|(_, l)| is_code_frame(l))
+            .filter(|(_, l)| exceptions::is_code_frame(l))
             .map(|(i, _)| i)
             .collect();
         // The innermost frames outside Ray first: that is where the user's code raised.
@@ -452,7 +453,7 @@ fn cut(text: &str, max: usize) -> String {
         };
         let mut kept: Vec<usize> = inward
             .iter()
-            .filter(|&&i| is_outside_ray(middle[i]))
+            .filter(|&&i| exceptions::frame_outside_ray(middle[i]))
             .take(FRAMES)
             .copied()
             .collect();
@@ -524,9 +525,11 @@ fn cap_lines(text: &str, max: usize) -> String {
     shown[n - 1] = Some(last);
     let mut order: Vec<usize> = Vec::with_capacity(n);
     let innermost = if most_recent_first(text) {
-        (0..n - 1).find(|&i| is_outside_ray(lines[i]))
+        (0..n - 1).find(|&i| exceptions::frame_outside_ray(lines[i]))
     } else {
-        (0..n - 1).rev().find(|&i| is_outside_ray(lines[i]))
+        (0..n - 1)
+            .rev()
+            .find(|&i| exceptions::frame_outside_ray(lines[i]))
     };
     if let Some(f) = innermost {
         order.push(f);
@@ -573,7 +576,9 @@ fn cap_lines(text: &str, max: usize) -> String {
 }
 
 /// One line cut to about `max` characters in its middle, at spaces where there are some
-/// near the cut, so that no word or name is cut through: its start, ` … `, its end.
+/// near the cut, so that no word or name is cut through: its start, ` … `, its end. A cut
+/// never falls inside a path ([`path_spans`]): it moves out of it, to the path's start for
+/// the head and past its end for the tail, so a path is shown whole or left out whole.
 fn cut_line(line: &str, max: usize) -> String {
     let chars: Vec<char> = line.chars().collect();
     if chars.len() <= max {
@@ -593,10 +598,58 @@ fn cut_line(line: &str, max: usize) -> String {
     if let Some(i) = (from..(from + NEAR).min(chars.len())).find(|&i| chars[i] == ' ') {
         from = i + 1;
     }
+    // The spans are in bytes; the cuts here in characters.
+    let byte_at: Vec<usize> = line
+        .char_indices()
+        .map(|(b, _)| b)
+        .chain([line.len()])
+        .collect();
+    let char_at = |b: usize| byte_at.partition_point(|&x| x < b);
+    for span in path_spans(line) {
+        let (start, end) = (char_at(span.start), char_at(span.end));
+        if start < head && head < end {
+            head = start;
+        }
+        if start < from && from < end {
+            from = end;
+        }
+    }
     let mut s: String = chars[..head].iter().collect();
     s.push_str(" … ");
-    s.extend(&chars[from..]);
+    s.extend(&chars[from.max(head)..]);
     s
+}
+
+/// The byte ranges of the paths in a line, which an elision must not cut through: a quoted
+/// string holding a `/` or `\` (a frame's `File "C:\Program Files\…\os.py"`, spaces and
+/// all), and any other run of characters without white space holding one
+/// (`/home/ray/app/model.py`, `C:\Users\me\AppData\Local\Temp\ray\session_…\logs`, a URL).
+fn path_spans(line: &str) -> Vec<std::ops::Range<usize>> {
+    let is_sep = |c: char| c == '/' || c == '\\';
+    let mut spans: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut at = 0;
+    while at < line.len() {
+        let rest = &line[at..];
+        let Some(start) = rest.find(|c: char| !c.is_whitespace()) else {
+            break;
+        };
+        let start = at + start;
+        let quoted = line[start..]
+            .strip_prefix('"')
+            .and_then(|q| q.find('"'))
+            .filter(|&n| line[start + 1..start + 1 + n].contains(is_sep));
+        let end = match quoted {
+            Some(n) => start + n + 2,
+            None => line[start..]
+                .find(char::is_whitespace)
+                .map_or(line.len(), |n| start + n),
+        };
+        if quoted.is_some() || line[start..end].contains(is_sep) {
+            spans.push(start..end);
+        }
+        at = end;
+    }
+    spans
 }
 
 /// Shortens `text` around `focus` (a byte range): the start of the record, then the matched
@@ -637,11 +690,28 @@ fn around(text: &str, focus: std::ops::Range<usize>, max: usize) -> String {
     } else {
         to
     };
+    // No cut inside a path: each moves to the path's edge away from the matched part.
+    let spans = path_spans(text);
+    let inside = |i: usize| spans.iter().find(|s| s.start < i && i < s.end);
+    let from = match inside(from) {
+        Some(s) if s.end <= focus.start => s.end,
+        Some(s) => s.start,
+        None => from,
+    };
+    let to = match inside(to) {
+        Some(s) if s.start >= focus.end => s.start,
+        Some(s) => s.end,
+        None => to,
+    };
     let head = floor(head_max.min(from));
     let head = if head < from && head > 0 {
         space_before(head, 0)
     } else {
         head
+    };
+    let head = match inside(head) {
+        Some(s) if head < from => s.start,
+        _ => head,
     };
     let mut s = String::new();
     s.push_str(&text[..head]);
@@ -659,7 +729,8 @@ fn around(text: &str, focus: std::ops::Range<usize>, max: usize) -> String {
 /// Whether the frames of a record are listed innermost first: a faulthandler dump
 /// (`Fatal Python error: …`, `Stack (most recent call first):`), not a traceback.
 fn most_recent_first(text: &str) -> bool {
-    text.contains("(most recent call first):") || text.contains("Fatal Python error:")
+    text.contains("(most recent call first):")
+        || crate::parse::abort::faulthandler_head(text).is_some()
 }
 
 fn is_caret_line(line: &str) -> bool {
@@ -667,16 +738,64 @@ fn is_caret_line(line: &str) -> bool {
     !t.is_empty() && t.bytes().all(|b| matches!(b, b'^' | b'~' | b' '))
 }
 
-/// A code frame (below) outside Ray itself: the user's code, or a library it calls.
-fn is_outside_ray(line: &str) -> bool {
-    is_code_frame(line) && !line.contains("-packages/ray/")
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// A Python frame line (`File "/app/model.py", line 42, in load`) of code outside the
-/// standard library.
-fn is_code_frame(line: &str) -> bool {
-    let t = line.trim_start();
-    t.starts_with("File \"")
-        && t.contains(", line ")
-        && (t.contains("-packages/") || !t.contains("/lib/python"))
+    /// Every path of `line` that the cut text shows at all, it shows whole.
+    #[track_caller]
+    fn no_path_cut(line: &str, cut: &str) {
+        for span in path_spans(line) {
+            let path = &line[span];
+            let kept = cut.contains(path);
+            let piece = cut
+                .split(" … ")
+                .flat_map(str::split_whitespace)
+                .any(|w| path.contains(w) && w.contains(['/', '\\']) && w != path);
+            assert!(kept || !piece, "{path:?} cut in {cut:?}");
+        }
+    }
+
+    #[test]
+    fn a_cut_line_never_cuts_a_path() {
+        let windows = "Worker exit detail: the worker failed to start because C:\\Users\\me\\AppData\\Local\\Temp\\ray\\session_2024-05-25_19-44-06_621398_9536\\runtime_resources\\working_dir_files\\_ray_pkg_d27099ac56c886be\\bridge_robot\\src\\main.py could not be imported, see C:\\Users\\me\\AppData\\Local\\Temp\\ray\\session_2024-05-25_19-44-06_621398_9536\\logs\\worker-5a1c5063d45bc8844660f12a5293534a88ef93bc704ab3d652ebbc05-01000000-9536.err";
+        let linux = windows
+            .replace("C:\\Users\\me\\AppData\\Local\\Temp", "/tmp")
+            .replace('\\', "/");
+        for line in [windows.to_string(), linux] {
+            for max in [60, 90, 120, 160, 200] {
+                let cut = cut_line(&line, max);
+                assert!(cut.contains(" … "), "{cut}");
+                no_path_cut(&line, &cut);
+            }
+        }
+        // A quoted frame path with spaces in it is one path.
+        let frame = "  File \"C:\\Program Files\\Python310\\lib\\site-packages\\ray\\serve\\_private\\replica.py\", line 410, in initialize_and_get_metadata_of_the_replica_now";
+        for max in [30, 50, 70, 100] {
+            let cut = cut_line(frame, max);
+            assert!(
+                cut.contains("\"C:\\Program Files\\Python310\\lib\\site-packages\\ray\\serve\\_private\\replica.py\"")
+                    || !cut.contains("Program"),
+                "{cut}"
+            );
+        }
+    }
+
+    #[test]
+    fn around_a_match_never_cuts_a_path() {
+        let text = "Failed to create the worker process: C:\\Users\\me\\miniconda3\\envs\\x\\lib\\site-packages\\ray\\core\\src\\ray\\raylet\\raylet.exe exited with code 3221225477 while C:\\Users\\me\\AppData\\Local\\Temp\\ray\\session_2024-05-01_10-00-00_123456_7890\\logs\\raylet.out was written";
+        let at = text.find("exited with code").unwrap_or(0);
+        for max in [40, 60, 80, 120] {
+            let cut = around(text, at..at + 16, max);
+            assert!(cut.contains("exited with code"), "{cut}");
+            no_path_cut(text, &cut);
+        }
+    }
+
+    #[test]
+    fn path_spans_are_paths() {
+        let line = "x /a/b c \"C:\\P F\\y.py\", line 1 in f http://h/p q";
+        let spans: Vec<&str> = path_spans(line).into_iter().map(|s| &line[s]).collect();
+        assert_eq!(spans, ["/a/b", "\"C:\\P F\\y.py\"", "http://h/p"]);
+    }
 }

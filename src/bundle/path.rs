@@ -27,9 +27,16 @@ pub(super) struct MemberPath {
 }
 
 /// Normalises a member name: drops `.` and empty components and a leading `/`, refuses `..`.
-/// Zip writers on Windows sometimes separate with `\`, so `backslash` treats it as `/` too.
+/// Zip writers on Windows sometimes separate with `\`, so `backslash` treats it as `/` too,
+/// and a drive (`C:\Users\me\…\logs\raylet.out`) as the root of an absolute path.
 pub(super) fn member_path(raw: &[u8], backslash: bool) -> Result<MemberPath, Refused> {
     let is_sep = |b: &u8| *b == b'/' || (backslash && *b == b'\\');
+    let drive = backslash
+        && raw.len() > 2
+        && raw[0].is_ascii_alphabetic()
+        && raw[1] == b':'
+        && is_sep(&raw[2]);
+    let raw = if drive { &raw[2..] } else { raw };
     let was_absolute = raw.first().is_some_and(is_sep);
     let mut path = String::with_capacity(raw.len());
     for component in raw.split(is_sep) {
@@ -216,6 +223,12 @@ mod tests {
             "logs\\raylet.out | logs/raylet.out | a/b/logs\\raylet.out",
         );
         check(b"\\abs\\x", "\\abs\\x | abs:abs/x | a/b/\\abs\\x");
+        // A zip made on Windows from a session's folder: its drive is the root.
+        check(
+            b"C:\\Temp\\ray\\logs\\raylet.out",
+            "C:\\Temp\\ray\\logs\\raylet.out | abs:Temp/ray/logs/raylet.out | a/b/C:\\Temp\\ray\\logs\\raylet.out",
+        );
+        check(b"C:x", "C:x | C:x | a/b/C:x");
     }
 
     #[test]

@@ -349,7 +349,7 @@ fn python(after: &str) -> Failure {
                 if !ray_parts.contains(&part) {
                     ray_parts.push(part);
                 }
-                if !f.0.contains("/ray/_private/") && !f.0.contains("/ray/_raylet") {
+                if !is_ray_internal(&f.0) {
                     ray_frame = Some(shown);
                 }
             } else if !is_ray_or_runtime(&f.0) {
@@ -412,14 +412,63 @@ fn frame_of(line: &str) -> Option<(String, String, String)> {
     Some((path.to_string(), num.trim().to_string(), func.to_string()))
 }
 
+/// A frame's path with `/` between its folders, whatever the system that wrote it: Windows
+/// writes `C:\Users\me\…\site-packages\ray\serve\…` where Linux writes
+/// `/home/ray/…/site-packages/ray/serve/…`, and both are read alike.
+fn posix(path: &str) -> std::borrow::Cow<'_, str> {
+    if path.contains('\\') {
+        std::borrow::Cow::Owned(path.replace('\\', "/"))
+    } else {
+        std::borrow::Cow::Borrowed(path)
+    }
+}
+
+/// A frame in the standard library: `/usr/lib/python3.11/…` on Linux; on Windows the
+/// library has no version in its folder (`C:\Python310\Lib\threading.py`,
+/// `…\envs\x\lib\asyncio\…`): there any `lib` folder outside `site-packages` is taken
+/// for it.
+fn is_standard_library(p: &str) -> bool {
+    if p.contains("-packages/") {
+        return false;
+    }
+    let windows = p.as_bytes().get(1..3) == Some(&b":/"[..]);
+    p.contains("/lib/python") || windows && p.to_ascii_lowercase().contains("/lib/")
+}
+
+/// The path of a Python frame line (`File "/app/model.py", line 42, in load`, or a
+/// faulthandler dump's `… line 42 in load`) of code outside the standard library,
+/// `/`-separated: Windows paths read like Linux ones.
+fn code_frame_path(line: &str) -> Option<String> {
+    let (path, _, _) = frame_of(line.trim_start())?;
+    let p = posix(&path).into_owned();
+    (!is_standard_library(&p)).then_some(p)
+}
+
+/// Whether `line` is a Python frame of code outside the standard library (Ray's included).
+pub fn is_code_frame(line: &str) -> bool {
+    code_frame_path(line).is_some()
+}
+
+/// Whether `line` is a Python frame of code outside Ray and the standard library: the user's
+/// own, or a library it calls.
+pub fn frame_outside_ray(line: &str) -> bool {
+    code_frame_path(line).is_some_and(|p| !p.contains("-packages/ray/"))
+}
+
+/// Ray's plumbing rather than a component's own code: its private modules and the Cython core.
+fn is_ray_internal(path: &str) -> bool {
+    let p = posix(path);
+    p.contains("/ray/_private/") || p.contains("/ray/_raylet")
+}
+
 fn is_ray_or_runtime(path: &str) -> bool {
-    let p = path.replace('\\', "/");
+    let p = posix(path);
     p.contains("-packages/ray/")
         || p.contains("/python/ray/")
         || p.starts_with("<frozen")
         || p.contains("/asyncio/")
         || p.contains("/concurrent/futures/")
-        || p.contains("/lib/python3") && !p.contains("site-packages")
+        || is_standard_library(&p)
         || p.contains("/starlette/")
         || p.contains("/uvicorn/")
         || p.contains("/fastapi/")
@@ -429,7 +478,7 @@ fn is_ray_or_runtime(path: &str) -> bool {
 /// The Ray package a frame is in (`…/site-packages/ray/autoscaler/_private/x.py` →
 /// `autoscaler`).
 fn ray_part(path: &str) -> Option<String> {
-    let p = path.replace('\\', "/");
+    let p = posix(path);
     let at = p
         .find("-packages/ray/")
         .map(|i| i + "-packages/ray/".len())?;
@@ -439,7 +488,7 @@ fn ray_part(path: &str) -> Option<String> {
 }
 
 fn short_path(path: &str) -> String {
-    let parts: Vec<&str> = path.rsplit('/').take(2).collect();
+    let parts: Vec<&str> = path.rsplit(['/', '\\']).take(2).collect();
     // A job's `working_dir` is unpacked in a folder named by its hash, which says nothing.
     if parts.get(1).is_some_and(|p| p.starts_with("_ray_pkg_")) {
         return parts[0].to_string();
@@ -458,9 +507,12 @@ fn shown_frame(path: &str, line: &str, func: &str) -> String {
 /// frame is the innermost outside Ray and the runtime of the thread that failed (the block
 /// `Current thread` or `Stack`, else the first); lines may carry a driver's prefix.
 fn faulthandler(text: &str) -> Option<Failure> {
-    let at = text.find("Fatal Python error:")?;
+    let at = crate::parse::abort::faulthandler_head(text)?;
     let mut lines = text[at..].lines();
-    let message = crate::parse::abort::fatal_python_error(lines.next()?.trim_end())?;
+    let head = lines.next()?;
+    let message = crate::parse::abort::fatal_python_error(head)?;
+    // `Fatal Python error`, or `Windows fatal exception`.
+    let kind = head.split(':').next().unwrap_or(head);
     // The frames of each block: (the failing thread's, frames).
     let mut blocks: Vec<(bool, Vec<Frame>)> = Vec::new();
     for line in lines {
@@ -495,16 +547,14 @@ fn faulthandler(text: &str) -> Option<Failure> {
         .iter()
         .find(|(path, _, _)| !is_ray_or_runtime(path))
         .or_else(|| {
-            frames.iter().find(|(path, _, _)| {
-                ray_part(path).is_some()
-                    && !path.contains("/ray/_private/")
-                    && !path.contains("/ray/_raylet")
-            })
+            frames
+                .iter()
+                .find(|(path, _, _)| ray_part(path).is_some() && !is_ray_internal(path))
         })
         .map(|(path, no, func)| shown_frame(path, no, func));
     Some(Failure {
         shape: Shape::PythonFatal,
-        kind: "Fatal Python error".to_string(),
+        kind: kind.to_string(),
         message: message.to_string(),
         frame,
         cut_off: false,
@@ -683,6 +733,44 @@ FileNotFoundError: [Errno 2] No such file or directory: '/models/weights.pt'"#;
             Some("torch/serialization.py:791 in load")
         );
         assert!(!f.cut_off);
+    }
+
+    /// The same traceback written on Windows: frames read like their Linux forms.
+    #[test]
+    fn windows_frames_read_like_linux_ones() {
+        let linux = failure(
+            "Traceback (most recent call last):\n  File \"/home/ray/anaconda3/lib/python3.10/site-packages/ray/serve/_private/replica.py\", line 410, in initialize\n  File \"/home/ray/anaconda3/lib/python3.10/site-packages/ray/serve/api.py\", line 5, in run\n  File \"/home/ray/app/model.py\", line 42, in __init__\n  File \"/home/ray/anaconda3/lib/python3.10/json/decoder.py\", line 337, in decode\nValueError: bad",
+        )
+        .unwrap();
+        let windows = failure(
+            "Traceback (most recent call last):\n  File \"C:\\Users\\me\\miniconda3\\envs\\x\\lib\\site-packages\\ray\\serve\\_private\\replica.py\", line 410, in initialize\n  File \"C:\\Users\\me\\miniconda3\\envs\\x\\lib\\site-packages\\ray\\serve\\api.py\", line 5, in run\n  File \"C:\\Users\\me\\app\\model.py\", line 42, in __init__\n  File \"C:\\Users\\me\\miniconda3\\envs\\x\\lib\\json\\decoder.py\", line 337, in decode\nValueError: bad",
+        )
+        .unwrap();
+        assert_eq!(linux.frame.as_deref(), Some("app/model.py:42 in __init__"));
+        assert_eq!(windows, linux);
+        assert!(frame_outside_ray(
+            "  File \"C:\\Users\\me\\proj\\app.py\", line 3, in f"
+        ));
+        assert!(!frame_outside_ray(
+            "  File \"C:\\Python310\\Lib\\site-packages\\ray\\_private\\worker.py\", line 1, in init"
+        ));
+        assert!(!is_code_frame(
+            "  File \"C:\\Python310\\Lib\\threading.py\", line 1, in run"
+        ));
+    }
+
+    /// A worker of a Ray 2.20 session on Windows whose module called `ray.init()` at import:
+    /// faulthandler's Windows head, Ray's frames, the user's module, importlib.
+    #[test]
+    fn a_windows_faulthandler_dump_names_the_users_frame() {
+        let dump = "Windows fatal exception: access violation\n\nStack (most recent call first):\n  File \"C:\\Users\\me\\AppData\\Local\\pypoetry\\Cache\\virtualenvs\\bridge-robot-WMeMRp1k-py3.10\\lib\\site-packages\\ray\\_private\\worker.py\", line 2362 in connect\n  File \"C:\\Users\\me\\AppData\\Local\\pypoetry\\Cache\\virtualenvs\\bridge-robot-WMeMRp1k-py3.10\\lib\\site-packages\\ray\\_private\\client_mode_hook.py\", line 103 in wrapper\n  File \"C:\\Users\\me\\Documents\\Github\\bridge-robot\\bridge-robot\\src\\main.py\", line 21 in <module>\n  File \"<frozen importlib._bootstrap>\", line 241 in _call_with_frames_removed\n  File \"C:\\Users\\me\\AppData\\Local\\pypoetry\\Cache\\virtualenvs\\bridge-robot-WMeMRp1k-py3.10\\lib\\site-packages\\ray\\_private\\workers\\default_worker.py\", line 289 in <module>";
+        let f = failure(dump).unwrap();
+        assert_eq!(f.shape, Shape::PythonFatal);
+        assert_eq!(
+            f.headline(),
+            "Windows fatal exception: access violation at src/main.py:21 in <module>"
+        );
+        assert_eq!(f.ray_parts, ["_private"]);
     }
 
     #[test]

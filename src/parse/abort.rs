@@ -1,7 +1,8 @@
 //! The lines of a process's abort dump, which every parser of raw stderr (`*.err`, a worker's
 //! output, a container's) shares: each dump is one record, whose first line is its head.
 //!
-//! - CPython's faulthandler: `Fatal Python error: Segmentation fault`, then blocks headed
+//! - CPython's faulthandler: `Fatal Python error: Segmentation fault` (on Windows also
+//!   `Windows fatal exception: access violation`), then blocks headed
 //!   `Current thread 0x… (most recent call first):`, `Thread 0x… (…):` or `Stack (…):` of
 //!   frames `  File "/app/jobs.py", line 57 in decode_frame` (no comma before `in`), blank
 //!   lines between them and an `Extension modules: …` trailer.
@@ -19,11 +20,24 @@
 
 use crate::event::Level;
 
-/// `Fatal Python error: Segmentation fault` → `Segmentation fault`.
+/// The heads of CPython's faulthandler dumps: `Fatal Python error: <what>` (a fatal signal,
+/// an abort) and, on Windows, `Windows fatal exception: <what>` (an access violation, a
+/// stack overflow: the exception handler writes this head, then the same blocks of frames).
+const FAULTHANDLER_HEADS: [&str; 2] = ["Fatal Python error:", "Windows fatal exception:"];
+
+/// `Fatal Python error: Segmentation fault` → `Segmentation fault`, `Windows fatal exception:
+/// access violation` → `access violation`.
 pub fn fatal_python_error(line: &str) -> Option<&str> {
-    line.strip_prefix("Fatal Python error: ")
-        .or_else(|| (line == "Fatal Python error:").then_some(""))
-        .map(str::trim_end)
+    FAULTHANDLER_HEADS
+        .iter()
+        .find_map(|head| line.strip_prefix(head))
+        .filter(|rest| rest.is_empty() || rest.starts_with(' '))
+        .map(str::trim)
+}
+
+/// Where the first faulthandler head stands in `text`, if one does.
+pub fn faulthandler_head(text: &str) -> Option<usize> {
+    FAULTHANDLER_HEADS.iter().filter_map(|h| text.find(h)).min()
 }
 
 /// A line inside a faulthandler dump after its head: blank, indented (a frame,
@@ -145,6 +159,16 @@ mod tests {
             Some("Segmentation fault")
         );
         assert_eq!(fatal_python_error("Fatal Python error"), None);
+        // Windows: what a worker's `.err` held when `ray.init()` ran inside it (Ray 2.20).
+        assert_eq!(
+            fatal_python_error("Windows fatal exception: access violation"),
+            Some("access violation")
+        );
+        assert_eq!(fatal_python_error("Windows fatal exceptions: x"), None);
+        assert_eq!(
+            faulthandler_head("x\nWindows fatal exception: code 0xc0000005\n"),
+            Some(2)
+        );
         for line in [
             "",
             "Stack (most recent call first):",

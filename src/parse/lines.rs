@@ -52,6 +52,37 @@ pub fn decode(line: &[u8]) -> Cow<'_, str> {
     }
 }
 
+/// A line without the terminal colours a process wrote into it (every record parser and the
+/// worker parser read it so; the raw line stays at its `file:line`): Ray colours the prefix of the
+/// lines it streams to a driver (`\x1b[36m(MyActor pid=123)\x1b[0m …`, `\x1b[33m(raylet)\x1b[0m`)
+/// and the address in `View the dashboard at \x1b[1m\x1b[32mhttp://…`. Every control sequence
+/// (`ESC [`, parameters, one final letter) goes; a line without `ESC` is borrowed as it is.
+pub fn strip_colour(line: &str) -> Cow<'_, str> {
+    if memchr::memchr(0x1b, line.as_bytes()).is_none() {
+        return Cow::Borrowed(line);
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find("\x1b[") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let params = after
+            .bytes()
+            .take_while(|b| b.is_ascii_digit() || *b == b';')
+            .count();
+        match after.as_bytes().get(params) {
+            Some(b) if b.is_ascii_alphabetic() => rest = &after[params + 1..],
+            // Not a control sequence after all: kept as written.
+            _ => {
+                out.push_str("\x1b[");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
 /// What a collector wrapped around a line.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Envelope {
@@ -178,7 +209,8 @@ fn records(
     let mut bad_times = BadTimes::default();
     for (no, raw) in split_lines(input) {
         let decoded = decode(raw);
-        let (env, content) = strip_envelope(&decoded);
+        let (env, enveloped) = strip_envelope(&decoded);
+        let content = strip_colour(&enveloped);
         if let Some(mut ev) = head(&content, &detail, false) {
             current_head = raw;
             ev.line = no;
@@ -206,7 +238,8 @@ fn records(
             if let Some(ev) = current.as_mut() {
                 if ev.light && detail.whole_when_continued() {
                     let decoded = decode(current_head);
-                    let (_, first) = strip_envelope(&decoded);
+                    let (_, enveloped) = strip_envelope(&decoded);
+                    let first = strip_colour(&enveloped);
                     if let Some(mut whole) = head(&first, &Detail::Full, true) {
                         // The time as the first reading settled it (envelope, zone).
                         whole.line = ev.line;
@@ -349,6 +382,21 @@ mod tests {
                 .unwrap_or_default()
         );
         assert_eq!(got, expect);
+    }
+
+    #[test]
+    fn colours_go() {
+        assert_eq!(strip_colour("plain"), "plain");
+        assert_eq!(
+            strip_colour("\x1b[36m(MyActor pid=123)\x1b[0m hello"),
+            "(MyActor pid=123) hello"
+        );
+        assert_eq!(
+            strip_colour("at \x1b[1m\x1b[32m127.0.0.1:8266 \x1b[39m\x1b[22m"),
+            "at 127.0.0.1:8266 "
+        );
+        // Not a control sequence: kept.
+        assert_eq!(strip_colour("a \x1b[ b \x1b"), "a \x1b[ b \x1b");
     }
 
     #[test]

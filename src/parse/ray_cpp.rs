@@ -42,8 +42,8 @@ pub fn head_at(line: &str, samples: &mut Vec<Micros>, detail: &Detail) -> Option
     match line.as_bytes().first()? {
         b'[' => text_head(line, detail),
         b'{' => json_head(line, samples),
-        b'I' | b'W' | b'E' => glog_head(line),
-        b'F' => glog_head(line).or_else(|| fatal_python_head(line)),
+        b'I' | b'E' => glog_head(line),
+        b'F' | b'W' => glog_head(line).or_else(|| fatal_python_head(line)),
         b'*' => signal_head(line),
         _ => None,
     }
@@ -202,7 +202,8 @@ pub fn signal_head(line: &str) -> Option<Event> {
     Some(ev)
 }
 
-/// CPython's faulthandler: `Fatal Python error: Segmentation fault`, without a time.
+/// CPython's faulthandler: `Fatal Python error: Segmentation fault` (`Windows fatal exception:
+/// access violation` on Windows), without a time.
 pub fn fatal_python_head(line: &str) -> Option<Event> {
     abort::fatal_python_error(line)?;
     let mut ev = Event::new(0, line);
@@ -336,7 +337,7 @@ mod tests {
              [2026-12-06 08:20:50,631 E 27411 27411] logging.cc:361:     @ ... and at least 8 more frames\n\
              [2026-12-06 08:20:51,000 I 27411 27411] core_worker.cc:1: next",
             "1+5 U2026-12-06T08:20:50.000Z warning - | *** SIGTERM received at time=1796545250 on cpu 0 ***⏎PC: @     0x7f19f6d26f36  (unknown)  epoll_wait⏎    @     0x7f19f6c5a050  103206744  (unknown)⏎    @     0x7f19f5d14e80  (unknown)  (unknown)⏎    @     0x7f19f7256240  (unknown)  (unknown)\n\
-             6+7 N2026-12-06T08:20:50.628Z warning - {pid=27411 tid=27411 file=logging.cc lineno=361} | *** SIGTERM received at time=1796545250 on cpu 0 ***⏎[2026-12-06 08:20:50,628 E 27411 27411] logging.cc:361: PC: @     0x7f19f6d26f36  (unknown)  epoll_wait⏎[2026-12-06 08:20:50,628 E 27411 27411] logging.cc:361:     @     0x7f19f6c5a050  103206744  (unknown)⏎\x1b[33m(raylet)\x1b[0m The autoscaler failed with the following error:⏎Terminated with signal 15⏎[2026-12-06 08:20:50,630 E 27411 27411] logging.cc:361:     @     0x7f19f5d14e80  (unknown)  (unknown)⏎[2026-12-06 08:20:50,631 E 27411 27411] logging.cc:361:     @ ... and at least 8 more frames\n\
+             6+7 N2026-12-06T08:20:50.628Z warning - {pid=27411 tid=27411 file=logging.cc lineno=361} | *** SIGTERM received at time=1796545250 on cpu 0 ***⏎[2026-12-06 08:20:50,628 E 27411 27411] logging.cc:361: PC: @     0x7f19f6d26f36  (unknown)  epoll_wait⏎[2026-12-06 08:20:50,628 E 27411 27411] logging.cc:361:     @     0x7f19f6c5a050  103206744  (unknown)⏎(raylet) The autoscaler failed with the following error:⏎Terminated with signal 15⏎[2026-12-06 08:20:50,630 E 27411 27411] logging.cc:361:     @     0x7f19f5d14e80  (unknown)  (unknown)⏎[2026-12-06 08:20:50,631 E 27411 27411] logging.cc:361:     @ ... and at least 8 more frames\n\
              13+1 N2026-12-06T08:20:51.000Z info - {pid=27411 tid=27411 file=core_worker.cc lineno=1} | next\n",
         );
     }

@@ -48,7 +48,7 @@ fn head_at(line: &str, samples: &mut Vec<Micros>, detail: &Detail) -> Option<Eve
         // A Python process's stderr (`dashboard.err`) holds the dumps it aborts with
         // (`parse::abort`): each starts a record, whose lines fold into it.
         b'*' => crate::parse::ray_cpp::signal_head(line),
-        b'F' => crate::parse::ray_cpp::fatal_python_head(line),
+        b'F' | b'W' => crate::parse::ray_cpp::fatal_python_head(line),
         _ => None,
     }
 }
@@ -445,7 +445,7 @@ mod tests {
              \n\
              Current thread 0x00007f0a86a4e740 (most recent call first):\n\
              \x20 File \"/app/model.py\", line 12 in load",
-            "1+5 - info - | \x1b[33m(raylet)\x1b[0m The autoscaler failed with the following error:⏎Terminated with signal 15⏎  File \"/home/ray/anaconda3/lib/python3.11/site-packages/ray/autoscaler/_private/monitor.py\", line 438, in _run⏎    time.sleep(AUTOSCALER_UPDATE_INTERVAL_S)⏎\n\
+            "1+5 - info - | (raylet) The autoscaler failed with the following error:⏎Terminated with signal 15⏎  File \"/home/ray/anaconda3/lib/python3.11/site-packages/ray/autoscaler/_private/monitor.py\", line 438, in _run⏎    time.sleep(AUTOSCALER_UPDATE_INTERVAL_S)⏎\n\
              6+3 U2026-12-06T08:35:37.000Z warning - | *** SIGTERM received at time=1796546137 on cpu 0 ***⏎PC: @     0x7f0a86926f36  (unknown)  epoll_wait⏎    @     0x7f0a8685a050  134508376  (unknown)\n\
              9+2 N2026-12-06T08:35:37.157Z warning - {pid=18313 tid=18313 file=logging.cc lineno=365} | *** SIGTERM received at time=1796546137 on cpu 0 ***⏎[2026-12-06 08:35:37,157 E 18313 18313] logging.cc:365: PC: @     0x7f0a86926f36  (unknown)  epoll_wait\n\
              11+4 - critical - | Fatal Python error: Segmentation fault⏎⏎Current thread 0x00007f0a86a4e740 (most recent call first):⏎  File \"/app/model.py\", line 12 in load\n\

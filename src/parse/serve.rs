@@ -34,7 +34,9 @@ pub fn head(line: &str, samples: &mut Vec<Micros>) -> Option<Event> {
 /// [`head`], building the record at `detail` (only the text is ever light).
 fn head_at(line: &str, samples: &mut Vec<Micros>, detail: &Detail) -> Option<Event> {
     match line.as_bytes().first()? {
-        b'F' => text_head(line, detail).or_else(|| crate::parse::ray_cpp::fatal_python_head(line)),
+        b'F' | b'W' => {
+            text_head(line, detail).or_else(|| crate::parse::ray_cpp::fatal_python_head(line))
+        }
         b'A'..=b'Z' => text_head(line, detail),
         b'{' => json_head(line, samples),
         // A replica's or proxy's stderr (`worker-*.err`) interleaves its core worker's C++

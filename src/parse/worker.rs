@@ -20,7 +20,9 @@ use std::borrow::Cow;
 
 use crate::event::{Event, Level, Micros, RawTime, Text};
 use crate::parse::lines::MAX_RECORD_LINES;
-use crate::parse::lines::{cap_message, decode, split_lines, strip_envelope, MAX_MESSAGE_BYTES};
+use crate::parse::lines::{
+    cap_message, decode, split_lines, strip_colour, strip_envelope, MAX_MESSAGE_BYTES,
+};
 use crate::parse::{abort, generic, ray_cpp, ray_python, serve, ParseOutput};
 
 pub fn parse(input: &[u8], out: &mut ParseOutput) {
@@ -28,7 +30,8 @@ pub fn parse(input: &[u8], out: &mut ParseOutput) {
     let mut current: Option<Event> = None;
     for (no, raw) in split_lines(input) {
         let decoded = decode(raw);
-        let (env, content) = strip_envelope(&decoded);
+        let (env, enveloped) = strip_envelope(&decoded);
+        let content = strip_colour(&enveloped);
         let can_fold = current
             .as_ref()
             .is_some_and(|ev| ev.n_lines < MAX_RECORD_LINES);
@@ -531,6 +534,40 @@ mod tests {
              18+1 - info - | \n\
              19+1 - info - | after\n\
              unparsed=2\n",
+        );
+    }
+
+    /// Ray 2.9.3, the driver's log of the same crash (`job-driver-*.log`, corpus
+    /// `run-2.9.3-job-worker-segfault`): Ray colours the streamed prefix, which hid it; the
+    /// colour codes go, the prefix is read and the dump is a record again.
+    #[test]
+    fn a_coloured_stream_prefix_is_read() {
+        check(
+            "2026-12-06 08:27:09,788\tINFO worker.py:1715 -- Connected to Ray cluster. View the dashboard at \x1b[1m\x1b[32mhttp://127.0.0.1:8265 \x1b[39m\x1b[22m\n\
+             \x1b[36m(decode_frame pid=3015)\x1b[0m *** SIGSEGV received at time=1796545631 on cpu 0 ***\n\
+             \x1b[36m(decode_frame pid=3015)\x1b[0m PC: @     0x7f4179985ad8  (unknown)  (unknown)\n\
+             \x1b[33m(raylet)\x1b[0m A worker died or was killed while executing a task by an unexpected system error.",
+            "1+1 N2026-12-06T08:27:09.788Z info worker.py {file=worker.py lineno=1715} | Connected to Ray cluster. View the dashboard at http://127.0.0.1:8265 \n\
+             2+2 U2026-12-06T08:27:11.000Z critical - {actor=decode_frame pid=3015} | *** SIGSEGV received at time=1796545631 on cpu 0 ***⏎(decode_frame pid=3015) PC: @     0x7f4179985ad8  (unknown)  (unknown)\n\
+             4+1 - error - {actor=raylet} | A worker died or was killed while executing a task by an unexpected system error.\n",
+        );
+    }
+
+    /// Ray 2.20.0 on Windows (corpus `windows-2.20.0-ray-init-in-worker`): the worker's `.err`
+    /// with CRLF from Python's logging, then faulthandler's Windows dump with LF.
+    #[test]
+    fn a_windows_faulthandler_dump_is_one_record() {
+        check(
+            ":job_id:01000000\r\n\
+             2024-05-25 19:44:09,709\tINFO worker.py:1740 -- Started a local Ray instance.\r\n\
+             Windows fatal exception: access violation\n\
+             \n\
+             Stack (most recent call first):\n\
+             \x20 File \"C:\\Users\\me\\venv\\lib\\site-packages\\ray\\_private\\worker.py\", line 2362 in connect\n\
+             \x20 File \"C:\\Users\\me\\bridge-robot\\src\\main.py\", line 21 in <module>\n",
+            "1+1 - info - {marker=job_id value=01000000} | :job_id:01000000\n\
+             2+1 N2024-05-25T19:44:09.709Z info worker.py {file=worker.py lineno=1740} | Started a local Ray instance.\n\
+             3+5 - critical - | Windows fatal exception: access violation⏎⏎Stack (most recent call first):⏎  File \"C:\\Users\\me\\venv\\lib\\site-packages\\ray\\_private\\worker.py\", line 2362 in connect⏎  File \"C:\\Users\\me\\bridge-robot\\src\\main.py\", line 21 in <module>\n",
         );
     }
 
