@@ -16,6 +16,7 @@ use crate::objects::ObjectRef;
 use crate::redact::Redactor;
 use crate::rules::Severity;
 use crate::timeline::Timeline;
+use crate::versions::{Stated, Versions};
 
 pub const SCHEMA: &str = "raysift.report/v1";
 
@@ -59,12 +60,19 @@ pub struct BundleInfo {
     /// `--namespace` / `--object`: the causes were found among these objects' events only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub filter: Option<crate::objects::Filter>,
+    /// The versions the bundle states (KubeRay, Ray, Kubernetes, Python, the CRDs served),
+    /// each with the line that states it; absent when it states none.
+    #[serde(skip_serializing_if = "Versions::is_empty")]
+    pub versions: Versions,
 }
 
 impl Report {
     /// Redacts every bundle-derived string of the report, in a fixed order.
     pub fn redact(&mut self, r: &mut Redactor) {
         r.in_place(&mut self.bundle.path);
+        for s in self.bundle.versions.strings_mut() {
+            r.in_place(s);
+        }
         for cause in &mut self.causes {
             r.in_place(&mut cause.summary);
             redact_evidence(r, &mut cause.evidence);
@@ -105,9 +113,15 @@ fn redact_evidence(r: &mut Redactor, evidence: &mut [Evidence]) {
 }
 
 impl BundleInfo {
-    /// What the report says of the bundle a timeline was read from.
-    pub fn of(tl: &Timeline, inventory: &Inventory) -> BundleInfo {
+    /// What the report says of the bundle a timeline was read from, and the versions it
+    /// states (`versions::stated` of its events).
+    pub fn of(tl: &Timeline, inventory: &Inventory, stated: &[Stated]) -> BundleInfo {
         let incomplete = crate::complete::reasons(&inventory.diagnostics);
+        let versions = Versions::of(stated, |i| {
+            let ev = tl.events.get(i);
+            let file = ev.and_then(|ev| tl.file(ev.file)).map(|f| f.path.clone());
+            (file.unwrap_or_default(), ev.map_or(0, |ev| ev.line))
+        });
         BundleInfo {
             path: tl.bundle_path.clone(),
             files: inventory.files,
@@ -116,6 +130,7 @@ impl BundleInfo {
             complete: incomplete.is_empty(),
             incomplete,
             filter: None,
+            versions,
         }
     }
 

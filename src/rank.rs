@@ -209,11 +209,12 @@ pub fn rank(
     }
 
     let inventory = Inventory::of(tl);
+    let stated = crate::versions::stated(&tl.events);
     Report {
         schema: SCHEMA,
         raysift_version: VERSION,
         generated_at: generated_at(),
-        bundle: BundleInfo::of(tl, &inventory),
+        bundle: BundleInfo::of(tl, &inventory, &stated),
         window: inventory.window.clone(),
         causes,
         diagnostics: tl.diagnostics.clone(),

@@ -191,7 +191,7 @@ fn planted() -> Planted {
         schema: SCHEMA,
         raysift_version: "0.0.0-test",
         generated_at: "2025-01-01T00:00:00.000Z".to_string(),
-        bundle: BundleInfo::of(&tl, &inventory),
+        bundle: BundleInfo::of(&tl, &inventory, &[]),
         window: inventory.window.clone(),
         causes: vec![cause],
         diagnostics: tl.diagnostics.clone(),

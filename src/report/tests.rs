@@ -195,7 +195,7 @@ pub(crate) fn fixture() -> (Timeline, Report) {
         schema: SCHEMA,
         raysift_version: "0.0.0-test",
         generated_at: "2025-01-01T00:00:00.000Z".to_string(),
-        bundle: BundleInfo::of(&tl, &inventory),
+        bundle: BundleInfo::of(&tl, &inventory, &[]),
         window: Some(Window {
             first: "2023-08-22T16:00:00.000Z".to_string(),
             last: "2023-08-22T16:09:39.209Z".to_string(),
