@@ -1,20 +1,20 @@
-//! Compiles the pattern library into the binary: every `patterns/*.toml` becomes an
-//! `(file name, contents)` entry of `BUILTIN_PATTERNS`.
+//! Compiles the pattern library into the binary: every `patterns/*.toml` and
+//! `patterns/known/*.toml` (the known issues) becomes a `(path under patterns/, contents)`
+//! entry of `BUILTIN_PATTERNS`.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
-    let dir = Path::new("patterns");
-    println!("cargo:rerun-if-changed=patterns");
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.ends_with(".toml"))
-                .collect()
+    let mut names: Vec<String> = ["", "known/"]
+        .iter()
+        .flat_map(|sub| {
+            println!("cargo:rerun-if-changed=patterns/{sub}");
+            tomls(&Path::new("patterns").join(sub))
+                .into_iter()
+                .map(move |n| format!("{sub}{n}"))
         })
-        .unwrap_or_default();
+        .collect();
     names.sort();
     let mut code = String::from("pub static BUILTIN_PATTERNS: &[(&str, &str)] = &[\n");
     for n in &names {
@@ -27,4 +27,16 @@ fn main() {
     code.push_str("];\n");
     let out = std::env::var("OUT_DIR").unwrap_or_else(|_| ".".into());
     let _ = std::fs::write(Path::new(&out).join("patterns.rs"), code);
+}
+
+/// The names of the `.toml` files of a folder.
+fn tomls(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".toml"))
+                .collect()
+        })
+        .unwrap_or_default()
 }

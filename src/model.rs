@@ -14,6 +14,7 @@ use crate::event::TsQuality;
 use crate::inventory::Inventory;
 use crate::objects::ObjectRef;
 use crate::redact::Redactor;
+use crate::rules::known::{Claim, KnownIssue};
 use crate::rules::Severity;
 use crate::timeline::Timeline;
 use crate::versions::{Stated, Versions};
@@ -174,6 +175,33 @@ pub struct Cause {
     pub symptoms: Vec<Symptom>,
     pub remediation: Vec<String>,
     pub references: Vec<String>,
+    /// The known issue of some releases this cause is (or may be, when the bundle states no
+    /// version of what it affects); absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub known_issue: Option<KnownIssueRef>,
+}
+
+/// A known issue a cause is: where it is tracked, the versions it affects, the release that
+/// fixed it, and what the bundle's versions say of it (`in_range`, `version_unknown`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct KnownIssueRef {
+    pub tracker: String,
+    pub number: u32,
+    pub fixed_in: String,
+    pub affects: String,
+    pub claim: &'static str,
+}
+
+impl KnownIssueRef {
+    pub fn of(k: &KnownIssue, claim: Claim) -> KnownIssueRef {
+        KnownIssueRef {
+            tracker: k.tracker.clone(),
+            number: k.number,
+            fixed_in: k.fixed_in.clone(),
+            affects: k.affects_text(),
+            claim: claim.as_str(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -185,6 +185,7 @@ fn planted() -> Planted {
         }],
         remediation: vec!["Fix it.".to_string()],
         references: vec!["https://docs.ray.io/".to_string()],
+        known_issue: None,
     };
     let inventory = Inventory::of(&tl);
     let report = Report {

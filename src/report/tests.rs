@@ -173,6 +173,7 @@ pub(crate) fn fixture() -> (Timeline, Report) {
             "https://docs.ray.io/en/latest/cluster/kubernetes/troubleshooting/rayservice-troubleshooting.html".to_string(),
             "KubeRay issue 1000".to_string(),
         ],
+        known_issue: None,
     };
     let startup = Cause {
         rank: 2,
@@ -189,6 +190,7 @@ pub(crate) fn fixture() -> (Timeline, Report) {
         symptoms: Vec::new(),
         remediation: Vec::new(),
         references: Vec::new(),
+        known_issue: None,
     };
     let inventory = Inventory::of(&tl);
     let report = Report {

@@ -592,6 +592,7 @@ fn base_rule(severity: Severity, keys: Vec<Pattern>, explains: Vec<String>) -> R
         boosts: Vec::new(),
         samples: Vec::new(),
         origin: "built-in Serve schema check (src/serve_schema)".to_string(),
+        known_issue: None,
     }
 }
 
