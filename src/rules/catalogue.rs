@@ -159,6 +159,10 @@ pub const CATALOGUE: &[(&str, &str)] = &[
         "disk_full",
         "a Ray node ran out of disk (/tmp/ray, spilling, logs)",
     ),
+    (
+        "dependency_version_conflict",
+        "a package in the image is at a version this Ray release cannot run with",
+    ),
     // Open world: what no rule names (`src/open_world/`); they rank below every other id.
     (
         "object_unhealthy",
