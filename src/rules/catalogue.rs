@@ -160,6 +160,10 @@ pub const CATALOGUE: &[(&str, &str)] = &[
         "a Ray node ran out of disk (/tmp/ray, spilling, logs)",
     ),
     (
+        "rayjob_status_stuck",
+        "the RayJob's status stopped following its Ray job",
+    ),
+    (
         "dependency_version_conflict",
         "a package in the image is at a version this Ray release cannot run with",
     ),
