@@ -36,7 +36,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("rules; recognising files", &["classify", "rules"]),
     (
         "reading bytes",
-        &["bundle", "collected", "complete", "parse", "redact"],
+        &["bundle", "collected", "complete", "parse", "redact", "versions"],
     ),
     ("the vocabulary", &["diag", "event", "glob", "words"]),
 ];
