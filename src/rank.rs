@@ -35,8 +35,9 @@ struct Merged {
     confidence: f64,
     evidence: Vec<(EvidenceRef, usize)>,
     explains: BTreeSet<String>,
-    /// The known issue among its rules that the bundle's versions allow, claimed first.
-    known: Option<(usize, Claim)>,
+    /// The known issue among its rules that the bundle's versions allow (its rule, what the
+    /// versions say, its confidence).
+    known: Option<(usize, Claim, f64)>,
 }
 
 /// How evidence quotes its record.
@@ -91,8 +92,10 @@ pub fn rank(
             m.severity = severity;
             m.confidence = confidence;
         }
-        if let Some(claim) = claim.filter(|c| m.known.is_none_or(|(_, k)| *c > k)) {
-            m.known = Some((f.rule, claim));
+        // Of several known issues, the one the versions say most of, then the surest.
+        if let Some(claim) = claim.filter(|c| m.known.is_none_or(|k| (*c, confidence) > (k.1, k.2)))
+        {
+            m.known = Some((f.rule, claim, confidence));
         }
         m.evidence
             .extend(f.evidence.iter().map(|e| (e.clone(), f.rule)));
@@ -196,7 +199,7 @@ pub fn rank(
         let summary = summaries
             .get(&m.best)
             .map_or(rule.summary.clone(), |x| x.to_string());
-        let known = m.known.and_then(|(r, claim)| {
+        let known = m.known.and_then(|(r, claim, _)| {
             let k = rules.get(r)?.known_issue.as_ref()?;
             Some((k, claim))
         });

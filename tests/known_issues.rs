@@ -63,7 +63,9 @@ fn a_version_in_range_names_the_known_issue() {
     );
     let summary = cause["summary"].as_str().unwrap();
     assert!(
-        summary.starts_with("This is ray-project/kuberay#1277, fixed in KubeRay 1.1.0: upgrade, or raise"),
+        summary.starts_with(
+            "This is ray-project/kuberay#1277, fixed in KubeRay 1.1.0: upgrade, or raise"
+        ),
         "{summary}"
     );
     let kuberay = &report["bundle"]["versions"]["kuberay"];

@@ -36,7 +36,14 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("rules; recognising files", &["classify", "rules"]),
     (
         "reading bytes",
-        &["bundle", "collected", "complete", "parse", "redact", "versions"],
+        &[
+            "bundle",
+            "collected",
+            "complete",
+            "parse",
+            "redact",
+            "versions",
+        ],
     ),
     ("the vocabulary", &["diag", "event", "glob", "words"]),
 ];

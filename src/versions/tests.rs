@@ -1,3 +1,5 @@
+//! The versions a bundle states, read from facts and lines as real bundles hold them.
+
 use super::*;
 
 fn fact(path: &str, value: &str) -> Event {

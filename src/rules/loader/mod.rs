@@ -298,7 +298,10 @@ fn known_issue(p: &mut Problems, raw: &raw::RawKnownIssue) -> Option<KnownIssue>
     if !tracker_ok {
         p.add(
             "known_issue.tracker",
-            format!("{:?} is not a repository like ray-project/kuberay", raw.tracker),
+            format!(
+                "{:?} is not a repository like ray-project/kuberay",
+                raw.tracker
+            ),
         );
     }
     if raw.number == 0 {
