@@ -240,16 +240,6 @@ mod tests {
     }
 
     #[test]
-    fn versions_parse_in_the_shapes_bundles_write() {
-        assert_eq!(Version::parse("2.41.0"), Some(Version(2, 41, 0)));
-        assert_eq!(Version::parse("'2.9.3'"), Some(Version(2, 9, 3)));
-        assert_eq!(Version::parse("v2.9.3"), Some(Version(2, 9, 3)));
-        assert_eq!(Version::parse("2.41.0-py311-gpu"), Some(Version(2, 41, 0)));
-        assert_eq!(Version::parse("2.41"), None);
-        assert_eq!(Version::parse("latest"), None);
-    }
-
-    #[test]
     fn older_serve_refuses_unknown_keys_newer_drops_them() {
         let all = ranges();
         let schema = |v: &str| Schema {

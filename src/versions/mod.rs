@@ -244,7 +244,7 @@ fn text_regexes() -> &'static [(Product, Regex)] {
             ),
             (
                 Product::Kubernetes,
-                format!(r"Server Version: (?P<v>v\d+\.\d+\.\d+\S*)"),
+                r"Server Version: (?P<v>v\d+\.\d+\.\d+\S*)".to_string(),
             ),
             (
                 Product::Kubernetes,

@@ -173,7 +173,7 @@ fn every_text_regex_requires_a_literal_the_sieve_keeps() {
 }
 
 #[test]
-fn versions_parse_with_a_v_quotes_or_a_suffix() {
+fn versions_parse_in_the_shapes_bundles_write() {
     assert_eq!(Version::parse("2.41.0"), Some(Version(2, 41, 0)));
     assert_eq!(Version::parse("'2.9.3'"), Some(Version(2, 9, 3)));
     assert_eq!(Version::parse("v2.9.3"), Some(Version(2, 9, 3)));
