@@ -37,4 +37,5 @@ pub mod serve_schema;
 pub mod spill;
 pub mod streamed;
 pub mod timeline;
+pub mod versions;
 pub mod words;

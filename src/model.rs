@@ -14,8 +14,10 @@ use crate::event::TsQuality;
 use crate::inventory::Inventory;
 use crate::objects::ObjectRef;
 use crate::redact::Redactor;
+use crate::rules::known::{Claim, KnownIssue};
 use crate::rules::Severity;
 use crate::timeline::Timeline;
+use crate::versions::{Stated, Versions};
 
 pub const SCHEMA: &str = "raysift.report/v1";
 
@@ -59,12 +61,19 @@ pub struct BundleInfo {
     /// `--namespace` / `--object`: the causes were found among these objects' events only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub filter: Option<crate::objects::Filter>,
+    /// The versions the bundle states (KubeRay, Ray, Kubernetes, Python, the CRDs served),
+    /// each with the line that states it; absent when it states none.
+    #[serde(skip_serializing_if = "Versions::is_empty")]
+    pub versions: Versions,
 }
 
 impl Report {
     /// Redacts every bundle-derived string of the report, in a fixed order.
     pub fn redact(&mut self, r: &mut Redactor) {
         r.in_place(&mut self.bundle.path);
+        for s in self.bundle.versions.strings_mut() {
+            r.in_place(s);
+        }
         for cause in &mut self.causes {
             r.in_place(&mut cause.summary);
             redact_evidence(r, &mut cause.evidence);
@@ -105,9 +114,15 @@ fn redact_evidence(r: &mut Redactor, evidence: &mut [Evidence]) {
 }
 
 impl BundleInfo {
-    /// What the report says of the bundle a timeline was read from.
-    pub fn of(tl: &Timeline, inventory: &Inventory) -> BundleInfo {
+    /// What the report says of the bundle a timeline was read from, and the versions it
+    /// states (`versions::stated` of its events).
+    pub fn of(tl: &Timeline, inventory: &Inventory, stated: &[Stated]) -> BundleInfo {
         let incomplete = crate::complete::reasons(&inventory.diagnostics);
+        let versions = Versions::of(stated, |i| {
+            let ev = tl.events.get(i);
+            let file = ev.and_then(|ev| tl.file(ev.file)).map(|f| f.path.clone());
+            (file.unwrap_or_default(), ev.map_or(0, |ev| ev.line))
+        });
         BundleInfo {
             path: tl.bundle_path.clone(),
             files: inventory.files,
@@ -116,6 +131,7 @@ impl BundleInfo {
             complete: incomplete.is_empty(),
             incomplete,
             filter: None,
+            versions,
         }
     }
 
@@ -159,6 +175,33 @@ pub struct Cause {
     pub symptoms: Vec<Symptom>,
     pub remediation: Vec<String>,
     pub references: Vec<String>,
+    /// The known issue of some releases this cause is (or may be, when the bundle states no
+    /// version of what it affects); absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub known_issue: Option<KnownIssueRef>,
+}
+
+/// A known issue a cause is: where it is tracked, the versions it affects, the release that
+/// fixed it, and what the bundle's versions say of it (`in_range`, `version_unknown`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct KnownIssueRef {
+    pub tracker: String,
+    pub number: u32,
+    pub fixed_in: String,
+    pub affects: String,
+    pub claim: &'static str,
+}
+
+impl KnownIssueRef {
+    pub fn of(k: &KnownIssue, claim: Claim) -> KnownIssueRef {
+        KnownIssueRef {
+            tracker: k.tracker.clone(),
+            number: k.number,
+            fixed_in: k.fixed_in.clone(),
+            affects: k.affects_text(),
+            claim: claim.as_str(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -5,16 +5,23 @@
 //! beside it. Score = severity weight × confidence; benign (`info`) causes always rank below
 //! every real one. Ties break on the id, so the order never depends on threads or input order.
 //!
+//! A known issue (`rules::known`) the bundle's versions put out of range is no finding; one
+//! they put in range, or say nothing of, leads its cause's summary with what it is and what
+//! fixed it (`known_issue` in the JSON).
+//!
 //! Invariant: no text formatting here; the report is data, rendered by `report/`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::event::{format_rfc3339, Micros, MICROS_PER_SEC};
 use crate::inventory::Inventory;
-use crate::model::{BundleInfo, Cause, Evidence, Report, Stats, Symptom, SCHEMA, VERSION};
+use crate::model::{
+    BundleInfo, Cause, Evidence, KnownIssueRef, Report, Stats, Symptom, SCHEMA, VERSION,
+};
 use crate::objects::{BundleObjects, ObjectRef};
 use crate::open_world::exceptions;
 use crate::rules::engine::{EvidenceRef, Finding};
+use crate::rules::known::{self, Claim};
 use crate::rules::{Rule, Severity};
 use crate::timeline::Timeline;
 
@@ -29,6 +36,9 @@ struct Merged {
     confidence: f64,
     evidence: Vec<(EvidenceRef, usize)>,
     explains: BTreeSet<String>,
+    /// The known issue among its rules that the bundle's versions allow (its rule, what the
+    /// versions say, its confidence).
+    known: Option<(usize, Claim, f64)>,
 }
 
 /// How evidence quotes its record.
@@ -50,12 +60,18 @@ pub fn rank(
     elapsed_ms: u64,
     quote: Quote,
 ) -> Report {
+    let stated = crate::versions::stated(&tl.events);
     // Merge by id.
     let mut by_id: BTreeMap<String, Merged> = BTreeMap::new();
     for f in findings {
         let Some(rule) = rules.get(f.rule) else {
             continue;
         };
+        let claim = rule.known_issue.as_ref().map(|k| k.claim(&stated));
+        if claim == Some(Claim::OutOfRange) {
+            continue;
+        }
+        let confidence = known_confidence(f.confidence, claim);
         // Judgement (`judge`) may have kept a finding below its rule's severity.
         let severity = f.severity.unwrap_or(rule.severity);
         let m = by_id.entry(rule.id.clone()).or_insert_with(|| Merged {
@@ -63,18 +79,24 @@ pub fn rank(
             best: f.rule,
             codes: Vec::new(),
             severity,
-            confidence: f.confidence,
+            confidence,
             evidence: Vec::new(),
             explains: BTreeSet::new(),
+            known: None,
         });
         m.codes.push(rule.code.to_string());
-        let better = (severity, f.confidence) > (m.severity, m.confidence)
-            || (severity, f.confidence) == (m.severity, m.confidence)
+        let better = (severity, confidence) > (m.severity, m.confidence)
+            || (severity, confidence) == (m.severity, m.confidence)
                 && rule.code < rules[m.best].code;
         if better {
             m.best = f.rule;
             m.severity = severity;
-            m.confidence = f.confidence;
+            m.confidence = confidence;
+        }
+        // Of several known issues, the one the versions say most of, then the surest.
+        if let Some(claim) = claim.filter(|c| m.known.is_none_or(|k| (*c, confidence) > (k.1, k.2)))
+        {
+            m.known = Some((f.rule, claim, confidence));
         }
         m.evidence
             .extend(f.evidence.iter().map(|e| (e.clone(), f.rule)));
@@ -175,6 +197,13 @@ pub fn rank(
             })
             .collect();
         symptoms.sort_by(|a, b| a.id.cmp(&b.id));
+        let summary = summaries
+            .get(&m.best)
+            .map_or(rule.summary.clone(), |x| x.to_string());
+        let known = m.known.and_then(|(r, claim, _)| {
+            let k = rules.get(r)?.known_issue.as_ref()?;
+            Some((k, claim))
+        });
         causes.push(Cause {
             rank: 0,
             id: m.id.clone(),
@@ -183,9 +212,11 @@ pub fn rank(
             severity: m.severity,
             confidence: m.confidence,
             title: rule.title.clone(),
-            summary: summaries
-                .get(&m.best)
-                .map_or(rule.summary.clone(), |x| x.to_string()),
+            summary: match known {
+                Some((k, claim)) => format!("{} {summary}", k.sentence(claim)),
+                None => summary,
+            },
+            known_issue: known.map(|(k, claim)| KnownIssueRef::of(k, claim)),
             objects: objects_of(&concerned),
             evidence: evidence_of(m),
             explains: symptoms.iter().map(|s| s.id.clone()).collect(),
@@ -214,7 +245,7 @@ pub fn rank(
         schema: SCHEMA,
         raysift_version: VERSION,
         generated_at: generated_at(),
-        bundle: BundleInfo::of(tl, &inventory),
+        bundle: BundleInfo::of(tl, &inventory, &stated),
         window: inventory.window.clone(),
         causes,
         diagnostics: tl.diagnostics.clone(),
@@ -228,6 +259,17 @@ pub fn rank(
         inventory,
         timeline: None,
         unrecognised: Vec::new(),
+    }
+}
+
+/// A finding's confidence once the bundle's versions are weighed: a known issue they put in
+/// range names the cause more precisely than the rule that shares its id; one whose version
+/// is unknown is offered below what the bundle shows for sure.
+fn known_confidence(confidence: f64, claim: Option<Claim>) -> f64 {
+    match claim {
+        Some(Claim::InRange) => (confidence + known::IN_RANGE_BOOST).min(0.99),
+        Some(_) => confidence * known::UNKNOWN_VERSION_FACTOR,
+        None => confidence,
     }
 }
 

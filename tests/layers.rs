@@ -39,7 +39,14 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "reading bytes",
-        &["bundle", "collected", "complete", "parse", "redact"],
+        &[
+            "bundle",
+            "collected",
+            "complete",
+            "parse",
+            "redact",
+            "versions",
+        ],
     ),
     ("the vocabulary", &["diag", "event", "glob", "words"]),
 ];

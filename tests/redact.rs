@@ -185,13 +185,14 @@ fn planted() -> Planted {
         }],
         remediation: vec!["Fix it.".to_string()],
         references: vec!["https://docs.ray.io/".to_string()],
+        known_issue: None,
     };
     let inventory = Inventory::of(&tl);
     let report = Report {
         schema: SCHEMA,
         raysift_version: "0.0.0-test",
         generated_at: "2025-01-01T00:00:00.000Z".to_string(),
-        bundle: BundleInfo::of(&tl, &inventory),
+        bundle: BundleInfo::of(&tl, &inventory, &[]),
         window: inventory.window.clone(),
         causes: vec![cause],
         diagnostics: tl.diagnostics.clone(),

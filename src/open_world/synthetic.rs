@@ -194,6 +194,7 @@ fn synthetic(
         boosts: Vec::new(),
         samples: Vec::new(),
         origin: "built-in open-world layer".to_string(),
+        known_issue: None,
     }
 }
 

@@ -169,6 +169,9 @@ pub fn write(w: &mut dyn Write, report: &Report) -> io::Result<()> {
         }
         writeln!(w, "</ul></div>")?;
     }
+    if let Some(versions) = crate::report::versions_sentence(report) {
+        writeln!(w, "<p class=\"note\">{}</p>", esc(&versions))?;
+    }
     if let Some(filter) = crate::report::filter_sentence(report) {
         writeln!(w, "<p class=\"note\">{}</p>", esc(&filter))?;
     }

@@ -45,6 +45,9 @@ pub fn write(w: &mut dyn Write, report: &Report) -> io::Result<()> {
         }
         writeln!(w)?;
     }
+    if let Some(versions) = crate::report::versions_sentence(report) {
+        writeln!(w, "{}\n", inline(&versions))?;
+    }
     if let Some(filter) = crate::report::filter_sentence(report) {
         writeln!(w, "{}\n", inline(&filter))?;
     }

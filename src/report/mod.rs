@@ -55,6 +55,25 @@ pub fn filter_sentence(report: &crate::model::Report) -> Option<String> {
     ))
 }
 
+/// The sentence that lists the versions the bundle states, each value with the line that
+/// states it (`Versions: KubeRay 1.1.1 (operator.txt:18); Ray 2.9.3 (monitor.log:4), 2.41.0
+/// (pods.json:30)`); `None` when it states none. Every value is shown: two that disagree are
+/// worth seeing.
+pub fn versions_sentence(report: &crate::model::Report) -> Option<String> {
+    let v = &report.bundle.versions;
+    let products: Vec<String> = v
+        .each()
+        .map(|(product, shown)| {
+            let values: Vec<String> = shown
+                .iter()
+                .map(|s| format!("{} ({}:{})", s.value, s.file, s.line))
+                .collect();
+            format!("{} {}", product.name(), values.join(", "))
+        })
+        .collect();
+    (!products.is_empty()).then(|| format!("Versions: {}.", products.join("; ")))
+}
+
 /// Reasons a report lists at its top when the bundle is incomplete; the rest are counted
 /// (every one is under *Diagnostics*).
 pub const INCOMPLETE_SHOWN: usize = 5;

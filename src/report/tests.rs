@@ -173,6 +173,7 @@ pub(crate) fn fixture() -> (Timeline, Report) {
             "https://docs.ray.io/en/latest/cluster/kubernetes/troubleshooting/rayservice-troubleshooting.html".to_string(),
             "KubeRay issue 1000".to_string(),
         ],
+        known_issue: None,
     };
     let startup = Cause {
         rank: 2,
@@ -189,13 +190,14 @@ pub(crate) fn fixture() -> (Timeline, Report) {
         symptoms: Vec::new(),
         remediation: Vec::new(),
         references: Vec::new(),
+        known_issue: None,
     };
     let inventory = Inventory::of(&tl);
     let report = Report {
         schema: SCHEMA,
         raysift_version: "0.0.0-test",
         generated_at: "2025-01-01T00:00:00.000Z".to_string(),
-        bundle: BundleInfo::of(&tl, &inventory),
+        bundle: BundleInfo::of(&tl, &inventory, &[]),
         window: Some(Window {
             first: "2023-08-22T16:00:00.000Z".to_string(),
             last: "2023-08-22T16:09:39.209Z".to_string(),

@@ -29,6 +29,9 @@ pub fn write(w: &mut dyn Write, report: &Report, opts: TextOptions) -> io::Resul
             writeln!(w, "         {line}")?;
         }
     }
+    if let Some(versions) = crate::report::versions_sentence(report) {
+        para(w, opts, "         ", "           ", &versions)?;
+    }
     if let Some(headline) = crate::report::incomplete_headline(report) {
         writeln!(w)?;
         para(w, opts, "", "", &style.bold(&headline))?;

@@ -159,6 +159,14 @@ pub const CATALOGUE: &[(&str, &str)] = &[
         "disk_full",
         "a Ray node ran out of disk (/tmp/ray, spilling, logs)",
     ),
+    (
+        "rayjob_status_stuck",
+        "the RayJob's status stopped following its Ray job",
+    ),
+    (
+        "dependency_version_conflict",
+        "a package in the image is at a version this Ray release cannot run with",
+    ),
     // Open world: what no rule names (`src/open_world/`); they rank below every other id.
     (
         "object_unhealthy",

@@ -5,6 +5,8 @@
 //!   errors name the file and the key. The built-in library is compiled into the binary, and
 //!   its regexes at their first use ([`Pattern`]): the test suite checks them.
 //! - `literal`: the literal parts of each signal's regexes, for the prefilter.
+//! - `known`: known issues, rules that are bugs of some KubeRay or Ray releases, and what the
+//!   bundle's versions say of them.
 //! - `engine`: one pass over the timeline (a multi-pattern prefilter, then full regexes on
 //!   candidates only), then each rule's clauses over the matched occurrences → findings.
 //!
@@ -13,6 +15,7 @@
 
 pub mod catalogue;
 pub mod engine;
+pub mod known;
 pub mod library;
 pub mod lifecycle;
 pub mod literal;
@@ -314,6 +317,9 @@ pub struct Rule {
     pub samples: Vec<Sample>,
     /// Where the rule came from (`patterns/DSH004-….toml` or a user path).
     pub origin: String,
+    /// A known bug of some releases (`[known_issue]`): claimed only when the bundle's
+    /// versions allow it (`known`).
+    pub known_issue: Option<known::KnownIssue>,
 }
 
 impl Rule {

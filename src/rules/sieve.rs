@@ -758,15 +758,10 @@ fn raw_safe(literal: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// What the lines that state the Ray version hold (lower case), one of them each: `ray
-/// --version`'s `ray, version 2.9.3` and the autoscaler's `Ray version: 2.9.3`. The Serve
-/// schema check (`serve_schema`) reads them in every kind of file; its regex requires one.
-pub const VERSION_LITERALS: [&str; 2] = ["ray, version ", "ray version:"];
-
 /// Literal conjunctions (lower case) the sieve must keep on top of the rules' for the open
 /// world (`open_world`), which reads every error record no rule claims: failure shapes and
-/// level words, and for the Serve schema check (`serve_schema`), the lines that state the Ray
-/// version. Healthy logs hold few of them (under one line in ten
+/// level words, and the lines that state a version (`versions::LITERALS`: the report's header,
+/// the Serve schema check and the known issues read them in every kind of file). Healthy logs hold few of them (under one line in ten
 /// thousand in a generated 1 GB bundle), so they cost the sieve little.
 fn open_world_alternatives() -> Vec<Vec<String>> {
     [
@@ -779,7 +774,7 @@ fn open_world_alternatives() -> Vec<Vec<String>> {
         "fatal",
     ]
     .iter()
-    .chain(VERSION_LITERALS.iter())
+    .chain(crate::versions::LITERALS.iter())
     .map(|s| vec![s.to_string()])
     // A frame line, of a traceback (`, in f`: fragments pasted without their header have
     // only these) or of a faulthandler dump (` in f`, no comma): a dump longer than the

@@ -84,34 +84,7 @@ impl Field {
     }
 }
 
-/// A Ray version, `major.minor.patch`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Version(pub u32, pub u32, pub u32);
-
-impl Version {
-    /// `2.41.0`, also with a leading `v` or a suffix after the patch (`2.41.0-py311`).
-    pub fn parse(s: &str) -> Option<Version> {
-        let s = s.trim().trim_matches(['"', '\'']);
-        let s = s.strip_prefix('v').unwrap_or(s);
-        let mut parts = s.splitn(3, '.');
-        let major = parts.next()?.parse().ok()?;
-        let minor = parts.next()?.parse().ok()?;
-        let rest = parts.next()?;
-        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-        let patch = rest.get(..digits)?.parse().ok()?;
-        Some(Version(major, minor, patch))
-    }
-
-    fn minor(self) -> (u32, u32) {
-        (self.0, self.1)
-    }
-}
-
-impl std::fmt::Display for Version {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}.{}.{}", self.0, self.1, self.2)
-    }
-}
+pub use crate::versions::Version;
 
 fn minor_of(s: &str) -> (u32, u32) {
     let mut parts = s.split('.');
@@ -151,7 +124,7 @@ fn parse(text: &str) -> Vec<Range> {
 /// newest; between two ranges, the older. `None` before the first (Ray before 2.4 has no
 /// multi-application config).
 pub fn range_of(ranges: &[Range], version: Version) -> Option<&Range> {
-    let minor = version.minor();
+    let minor = (version.0, version.1);
     ranges.iter().rev().find(|r| r.span().0 <= minor)
 }
 
@@ -264,16 +237,6 @@ mod tests {
         assert_eq!(shown("2.60.0").as_deref(), Some("2.60"));
         // Past the newest known: the newest.
         assert_eq!(shown("3.1.0").as_deref(), Some("2.60"));
-    }
-
-    #[test]
-    fn versions_parse_in_the_shapes_bundles_write() {
-        assert_eq!(Version::parse("2.41.0"), Some(Version(2, 41, 0)));
-        assert_eq!(Version::parse("'2.9.3'"), Some(Version(2, 9, 3)));
-        assert_eq!(Version::parse("v2.9.3"), Some(Version(2, 9, 3)));
-        assert_eq!(Version::parse("2.41.0-py311-gpu"), Some(Version(2, 41, 0)));
-        assert_eq!(Version::parse("2.41"), None);
-        assert_eq!(Version::parse("latest"), None);
     }
 
     #[test]

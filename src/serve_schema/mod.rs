@@ -11,7 +11,7 @@
 //!
 //! The parts: `data` the schema per range of Ray versions (`serve-schema.toml`, written by
 //! `scripts/serve_schema.py` from the Ray wheels); `config` the configs in the bundle (config
-//! files, `serveConfigV2`) as trees of keys; `version` the Ray versions the bundle states. This
+//! files, `serveConfigV2`) as trees of keys; the Ray versions the bundle states are `versions`'. This
 //! file walks each config through the schema and writes the finding: each unknown key, the
 //! field it was meant to be (camelCase → snake_case, else the nearest name) and what Serve used
 //! instead (that field's default).
@@ -23,7 +23,6 @@
 
 pub mod config;
 pub mod data;
-pub mod version;
 
 use crate::event::Event;
 use crate::rules::engine::{EvidenceRef, Finding};
@@ -31,7 +30,6 @@ use crate::rules::{Pattern, Rule, RuleCode, Severity, Signal, SourceFilter};
 
 use config::{Config, Node};
 use data::{Field, Schema, ROOT};
-use version::Stated;
 
 /// The rule's code and catalogue id.
 pub const CODE: &str = "SRV013";
@@ -303,12 +301,13 @@ pub fn check(events: &[Event], base: usize) -> Checked {
         return none;
     }
     let all = data::ranges();
-    let stated = version::stated(events);
-    let checked: Vec<(Stated, &data::Range)> = stated
+    let stated = crate::versions::stated(events);
+    let ray: Vec<(data::Version, usize)> = crate::versions::ray(&stated).collect();
+    let checked: Vec<((data::Version, usize), &data::Range)> = ray
         .iter()
-        .filter_map(|s| Some((*s, data::range_of(all, s.version)?)))
+        .filter_map(|s| Some((*s, data::range_of(all, s.0)?)))
         .collect();
-    let assumed = stated.is_empty();
+    let assumed = ray.is_empty();
     let ranges: Vec<&data::Range> = if assumed {
         all.last().into_iter().collect()
     } else {
@@ -339,7 +338,7 @@ pub fn check(events: &[Event], base: usize) -> Checked {
                 .join(", ")
         )]
     } else {
-        checked.iter().map(|(s, _)| s.version.to_string()).collect()
+        checked.iter().map(|(s, _)| s.0.to_string()).collect()
     };
     let refused = found
         .iter()
@@ -356,7 +355,7 @@ pub fn check(events: &[Event], base: usize) -> Checked {
         })
         .collect();
     evidence.extend(checked.iter().map(|(s, _)| EvidenceRef {
-        event: s.event,
+        event: s.1,
         signal: 1,
         field: None,
     }));
@@ -593,6 +592,7 @@ fn base_rule(severity: Severity, keys: Vec<Pattern>, explains: Vec<String>) -> R
         boosts: Vec::new(),
         samples: Vec::new(),
         origin: "built-in Serve schema check (src/serve_schema)".to_string(),
+        known_issue: None,
     }
 }
 

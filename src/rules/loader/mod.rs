@@ -27,7 +27,9 @@ mod tests;
 
 use std::collections::BTreeSet;
 
+use crate::rules::known::{KnownIssue, Range};
 use crate::rules::{Boost, Rule, RuleCode, Severity, Signal, When};
+use crate::versions::Product;
 
 use checks::{check_doc, check_placeholders, check_samples_of, is_kebab_case};
 use compile::{compile_clause, compile_signal};
@@ -243,6 +245,11 @@ fn load_rule_with(origin: &str, text: &str, checked: bool) -> Result<Rule, Vec<L
         }
     }
 
+    let known_issue = raw
+        .known_issue
+        .as_ref()
+        .and_then(|k| known_issue(&mut p, k));
+
     let samples = check_samples_of(&mut p, &raw, &compiled, checked);
     for (idx, s) in raw.signals.iter().enumerate() {
         if !samples.iter().any(|x| x.signal == s.name && x.matches) {
@@ -272,6 +279,7 @@ fn load_rule_with(origin: &str, text: &str, checked: bool) -> Result<Rule, Vec<L
             boosts,
             samples,
             origin: origin.to_string(),
+            known_issue,
         }),
         _ => {
             // A missing key was given a stand-in: what the stand-in raises is not the file's.
@@ -279,4 +287,53 @@ fn load_rule_with(origin: &str, text: &str, checked: bool) -> Result<Rule, Vec<L
             Err(unknown.into_iter().chain(p.into_lines(text)).collect())
         }
     }
+}
+
+/// The `[known_issue]` table checked: a tracker `owner/name`, a number, at least one range
+/// that parses, the release that fixed it and a workaround.
+fn known_issue(p: &mut Problems, raw: &raw::RawKnownIssue) -> Option<KnownIssue> {
+    let before = p.list.len();
+    let mut parts = raw.tracker.split('/');
+    let tracker_ok = matches!((parts.next(), parts.next(), parts.next()), (Some(o), Some(n), None) if !o.is_empty() && !n.is_empty());
+    if !tracker_ok {
+        p.add(
+            "known_issue.tracker",
+            format!(
+                "{:?} is not a repository like ray-project/kuberay",
+                raw.tracker
+            ),
+        );
+    }
+    if raw.number == 0 {
+        p.add("known_issue.number", "must be the issue's number");
+    }
+    let mut affects = Vec::new();
+    for (key, product, text) in [
+        ("kuberay", Product::Kuberay, &raw.kuberay),
+        ("ray", Product::Ray, &raw.ray),
+    ] {
+        match text.as_deref().map(Range::parse) {
+            Some(Ok(range)) => affects.push((product, range)),
+            Some(Err(e)) => p.add(format!("known_issue.{key}"), e),
+            None => {}
+        }
+    }
+    if raw.kuberay.is_none() && raw.ray.is_none() {
+        p.add(
+            "known_issue",
+            "names no affected versions: give `kuberay` or `ray` (such as \">=1.1.0, <1.1.2\")",
+        );
+    }
+    for (key, text) in [("fixed_in", &raw.fixed_in), ("workaround", &raw.workaround)] {
+        if text.trim().is_empty() {
+            p.add(format!("known_issue.{key}"), "must not be empty");
+        }
+    }
+    (p.list.len() == before).then(|| KnownIssue {
+        tracker: raw.tracker.clone(),
+        number: raw.number,
+        affects,
+        fixed_in: raw.fixed_in.trim().to_string(),
+        workaround: raw.workaround.trim().to_string(),
+    })
 }

@@ -37,6 +37,22 @@ pub(super) struct RawRule {
     pub(super) boosts: Vec<RawBoost>,
     #[serde(default, rename = "sample")]
     pub(super) samples: Vec<RawSample>,
+    #[serde(default)]
+    pub(super) known_issue: Option<RawKnownIssue>,
+}
+
+/// A known issue's `[known_issue]` table (`rules::known`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawKnownIssue {
+    pub(super) tracker: String,
+    pub(super) number: u32,
+    #[serde(default)]
+    pub(super) kuberay: Option<String>,
+    #[serde(default)]
+    pub(super) ray: Option<String>,
+    pub(super) fixed_in: String,
+    pub(super) workaround: String,
 }
 
 #[derive(Deserialize)]
@@ -183,6 +199,7 @@ const TOP_KEYS: &[&str] = &[
     "when",
     "boost",
     "sample",
+    "known_issue",
 ];
 const SIGNAL_KEYS: &[&str] = &[
     "name",
@@ -210,6 +227,14 @@ const CLAUSE_KEYS: &[&str] = &[
 ];
 const BOOST_KEYS: &[&str] = &["signal", "confidence"];
 const SAMPLE_KEYS: &[&str] = &["signal", "source", "level", "text", "fields", "matches"];
+const KNOWN_ISSUE_KEYS: &[&str] = &[
+    "tracker",
+    "number",
+    "kuberay",
+    "ray",
+    "fixed_in",
+    "workaround",
+];
 
 /// The keys each table must hold, with a stand-in value for each: a missing key is named
 /// (with the line of its table) and given the stand-in, so the rest of the file is still
@@ -231,6 +256,7 @@ fn required(table: &str) -> &'static [&'static str] {
         "when" => &["all"],
         "boost" => &["signal", "confidence"],
         "sample" => &["signal"],
+        "known_issue" => &["tracker", "number", "fixed_in", "workaround"],
         _ => &[],
     }
 }
@@ -243,6 +269,7 @@ fn known(table: &str) -> &'static [&'static str] {
         "when" => WHEN_KEYS,
         "boost" => BOOST_KEYS,
         "sample" => SAMPLE_KEYS,
+        "known_issue" => KNOWN_ISSUE_KEYS,
         _ => CLAUSE_KEYS,
     }
 }
@@ -251,16 +278,23 @@ fn known(table: &str) -> &'static [&'static str] {
 fn stand_in(key: &str) -> toml::Value {
     match key {
         "confidence" => toml::Value::Float(0.5),
+        "number" => toml::Value::Integer(1),
         "all" => toml::Value::Array(Vec::new()),
         _ => toml::Value::String(String::new()),
     }
 }
 
 /// Calls `visit` with every table of a pattern file, in file order: what it is (`""` at the
-/// top, `signal`, `when`, `boost`, `sample`, `clause`), its key path (`when[0].all[1]`), and
-/// the table.
+/// top, `signal`, `when`, `boost`, `sample`, `clause`, `known_issue`), its key path
+/// (`when[0].all[1]`), and the table.
 fn each_table(top: &mut toml::Table, visit: &mut dyn FnMut(&str, &str, &mut toml::Table)) {
     visit("", "", top);
+    if let Some(t) = top
+        .get_mut("known_issue")
+        .and_then(toml::Value::as_table_mut)
+    {
+        visit("known_issue", "known_issue", t);
+    }
     for name in ["signal", "when", "boost", "sample"] {
         let tables = top.get_mut(name).and_then(toml::Value::as_array_mut);
         for (i, t) in tables.into_iter().flatten().enumerate() {

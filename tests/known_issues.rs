@@ -1,0 +1,129 @@
+//! Known issues and the versions a bundle states, through the binary (`src/rules/known.rs`,
+//! `src/versions/`): the same lines name a known issue when the bundle's version is in its
+//! range, do not when it is outside, and offer it at lower confidence when the bundle states
+//! no version; `bundle.versions` names each version with the line that states it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::path::Path;
+
+use serde_json::Value;
+
+/// The KIS001 fixture (the operator's `Restart RayCluster` record, KubeRay 0.6.0), with the
+/// operator's image at `tag`, or without the operator's describe when `tag` is `None`.
+fn restart_bundle(dir: &Path, tag: Option<&str>) {
+    let fixture = common::root().join("tests/fixtures/rules/KIS001/fires");
+    for name in ["operator-log.txt", "operator-pod-describe.txt"] {
+        let text = std::fs::read_to_string(fixture.join(name)).unwrap();
+        match (name, tag) {
+            ("operator-pod-describe.txt", None) => {}
+            ("operator-pod-describe.txt", Some(tag)) => {
+                std::fs::write(dir.join(name), text.replace("v0.6.0", tag)).unwrap();
+            }
+            _ => std::fs::write(dir.join(name), text).unwrap(),
+        }
+    }
+}
+
+fn analyze(dir: &Path) -> Value {
+    let out = common::raysift(&["analyze", dir.to_str().unwrap(), "--format", "json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let errors = common::schema_errors("report", &report);
+    assert!(errors.is_empty(), "{errors:#?}");
+    report
+}
+
+/// The cause that carries KIS001, if any.
+fn kis001(report: &Value) -> Option<&Value> {
+    report["causes"].as_array().unwrap().iter().find(|c| {
+        c["codes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|code| code == "KIS001")
+    })
+}
+
+#[test]
+fn a_version_in_range_names_the_known_issue() {
+    let dir = common::scratch("known", "in-range");
+    restart_bundle(&dir, Some("v0.6.0"));
+    let report = analyze(&dir);
+    let cause = kis001(&report).expect("KIS001 is claimed");
+    assert_eq!(
+        cause["known_issue"],
+        serde_json::json!({
+            "tracker": "ray-project/kuberay",
+            "number": 1277,
+            "fixed_in": "KubeRay 1.1.0",
+            "affects": "KubeRay <1.1.0",
+            "claim": "in_range",
+        })
+    );
+    let summary = cause["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with(
+            "This is ray-project/kuberay#1277, fixed in KubeRay 1.1.0: upgrade, or raise"
+        ),
+        "{summary}"
+    );
+    let kuberay = &report["bundle"]["versions"]["kuberay"];
+    assert_eq!(
+        kuberay,
+        &serde_json::json!([{"value": "0.6.0", "file": "operator-pod-describe.txt", "line": 8}])
+    );
+    let text = common::raysift(&["analyze", dir.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("Versions: KubeRay 0.6.0 (operator-pod-describe.txt:8)."),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_version_out_of_range_does_not_claim_it() {
+    let dir = common::scratch("known", "out-of-range");
+    restart_bundle(&dir, Some("v1.2.2"));
+    let report = analyze(&dir);
+    assert!(kis001(&report).is_none(), "{report:#}");
+}
+
+#[test]
+fn an_unknown_version_offers_it_at_lower_confidence() {
+    let (known, unknown) = (
+        common::scratch("known", "claimed"),
+        common::scratch("known", "unknown"),
+    );
+    restart_bundle(&known, Some("v0.6.0"));
+    restart_bundle(&unknown, None);
+    let (known, unknown) = (analyze(&known), analyze(&unknown));
+    let cause = kis001(&unknown).expect("KIS001 is offered");
+    assert_eq!(cause["known_issue"]["claim"], "version_unknown");
+    let summary = cause["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with("This may be ray-project/kuberay#1277 (it affects KubeRay <1.1.0; the bundle states no version of it)"),
+        "{summary}"
+    );
+    let confidence = |r: &Value| kis001(r).unwrap()["confidence"].as_f64().unwrap();
+    assert!(confidence(&unknown) < confidence(&known));
+}
+
+/// A real session's own lines state its Ray version, each source with its line.
+#[test]
+fn a_real_session_states_its_ray_and_python_versions() {
+    let bundle = common::root().join("corpus/run-2.22.0-healthy-serve.tar.gz");
+    let report = analyze(&bundle);
+    let versions = &report["bundle"]["versions"];
+    let values = |p: &str| -> Vec<String> {
+        versions[p]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["value"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(values("ray"), ["2.22.0"]);
+    assert_eq!(values("python"), ["3.11"]);
+    assert!(values("kuberay").is_empty());
+}
