@@ -194,6 +194,10 @@ pub struct RulesArgs {
     /// meaning contains WORD (case-insensitive; an empty WORD lists them all)
     #[arg(long, value_name = "WORD", conflicts_with = "code")]
     pub messages: Option<String>,
+    /// List the known issues: bugs of some KubeRay or Ray releases, with the versions they
+    /// affect and the release that fixed them
+    #[arg(long, conflicts_with_all = ["code", "messages"])]
+    pub known: bool,
     /// Also load rules from this directory (they add to or override the built-in ones)
     #[arg(long, value_name = "DIR")]
     pub patterns: Option<PathBuf>,
@@ -938,6 +942,23 @@ fn rules_cmd(args: RulesArgs) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::SUCCESS);
     }
     let mut rules = load_rules(args.patterns.as_deref())?;
+    if args.known {
+        let mut out = io::stdout().lock();
+        for r in &rules {
+            if let Some(k) = &r.known_issue {
+                writeln!(
+                    out,
+                    "{}  {:<28}  {:<36}  fixed in {:<24}  {}",
+                    r.code,
+                    k.reference(),
+                    k.affects_text(),
+                    k.fixed_in,
+                    r.title
+                )?;
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     // The Serve schema check and the open world's generic findings are listed after the
     // library's rules.
     rules.push(crate::serve_schema::listed_rule());
@@ -1001,7 +1022,7 @@ fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
     let mut unknown = false;
     for (n, line) in lines.iter().filter(|l| !l.trim().is_empty()).enumerate() {
         let e = crate::open_world::known::explain(line, &rules, args.all);
-        unknown |= e.matches.is_empty();
+        unknown |= e.matches.is_empty() && e.known_issues.is_empty();
         if args.json {
             serde_json::to_writer(&mut out, &e).map_err(io::Error::other)?;
             writeln!(out)?;

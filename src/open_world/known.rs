@@ -96,6 +96,21 @@ pub struct Explanation {
     /// The templates it matches, the most specific first (only the first unless all were
     /// asked for).
     pub matches: Vec<Explained>,
+    /// The known issues (`patterns/known/`) whose signature this line is part of.
+    pub known_issues: Vec<KnownIssueRef>,
+}
+
+/// A known issue a line points to: which bug, of which versions, fixed where.
+#[derive(Clone, Debug, Serialize)]
+pub struct KnownIssueRef {
+    pub code: String,
+    /// `ray-project/kuberay#2063`.
+    pub tracker: String,
+    pub title: String,
+    /// `KubeRay >=1.1.0 and Ray <2.53.0`.
+    pub affects: String,
+    pub fixed_in: String,
+    pub workaround: String,
 }
 
 /// One template a pasted line matches, and everything known of it.
@@ -152,7 +167,32 @@ pub fn explain(line: &str, rules: &[Rule], all: bool) -> Explanation {
             .into_iter()
             .map(|m| explained(catalogue, m.message, rules))
             .collect(),
+        known_issues: known_issues(line, rules),
     }
+}
+
+/// The known issues one of whose signals the line matches (its text, and none of its
+/// exclusions; a signal's sources and fields need a bundle, and are not asked).
+fn known_issues(line: &str, rules: &[Rule]) -> Vec<KnownIssueRef> {
+    rules
+        .iter()
+        .filter_map(|r| Some((r, r.known_issue.as_ref()?)))
+        .filter(|(r, _)| {
+            r.signals.iter().any(|s| {
+                !s.text.is_empty()
+                    && s.text.iter().any(|p| p.is_match(line))
+                    && !s.not_text.iter().any(|p| p.is_match(line))
+            })
+        })
+        .map(|(r, k)| KnownIssueRef {
+            code: r.code.to_string(),
+            tracker: k.reference(),
+            title: r.title.clone(),
+            affects: k.affects_text(),
+            fixed_in: k.fixed_in.clone(),
+            workaround: k.workaround.clone(),
+        })
+        .collect()
 }
 
 fn explained(catalogue: &Catalogue, m: &Message, rules: &[Rule]) -> Explained {

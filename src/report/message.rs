@@ -22,6 +22,11 @@ pub fn explanation(out: &mut impl Write, e: &Explanation) -> io::Result<()> {
         }
         explained(out, m)?;
     }
+    for k in &e.known_issues {
+        writeln!(out, "  known issue {} ({}): {}", k.tracker, k.code, k.title)?;
+        writeln!(out, "    affects {}; fixed in {}", k.affects, k.fixed_in)?;
+        writeln!(out, "    else: {}", k.workaround)?;
+    }
     Ok(())
 }
 
