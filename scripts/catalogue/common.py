@@ -34,7 +34,8 @@ LEVELS = {
 
 
 def entry_id(project: str, template: str) -> str:
-    """`<project>-` (`ray-`, `kuberay-`, `kueue-`, …) and the first 10 hex digits of the template's SHA-1."""
+    """`<project>-` (`ray-`, `kuberay-`, `kueue-`, …) and the first 10 hex digits of the
+    template's SHA-1."""
     return f"{project}-{hashlib.sha1(template.encode('utf-8')).hexdigest()[:10]}"
 
 

@@ -12,10 +12,10 @@ bare git dir with its tags:
         --ecosystem-git k8s-apimachinery=apimachinery.git
 
 NAME is one of `PROJECTS` below; a name not given is skipped. Each project is read at its newest
-release tag and at one older one (the newest two minor releases before it), with KubeRay's Go
-extractor (`extract_go.py`: its tokenizer, calls, events, constants and status messages), but
-only in the files that deal with Ray: the controllers, webhooks and plugins that embed
-RayCluster, RayJob and RayService (paths below). Components are `ecosystem.<project>`.
+release tag and at two older ones (the last patch two and six minor releases before it), with
+KubeRay's Go extractor (`extract_go.py`: its tokenizer, calls, events, constants and status
+messages), but only in the files that deal with Ray: the controllers, webhooks and plugins that
+embed RayCluster, RayJob and RayService (paths below). Components are `ecosystem.<project>`.
 
 Kubernetes' admission denials (`admission webhook "…" denied the request`, `ValidatingAdmission
 Policy '…' with binding '…' denied request`, `exceeded quota: …`, `… is forbidden: …`) are the
@@ -73,15 +73,27 @@ def component(project: str) -> str:
 
 
 def tags_to_read(repo: go.Repo) -> list[str]:
-    """The newest release tag (no pre-release) and the newest two minor releases before it."""
+    """The newest release tag (no pre-release), and the last patch of the minor releases
+    `OLDER` before it (those that exist); oldest first."""
     stable = sorted((t for t in repo.tags() if "-" not in t), key=version_key)
     if not stable:
         return []
     newest = stable[-1]
-    major, minor = (int(n) for n in re.findall(r"\d+", newest)[:2])
-    older = [t for t in stable
-             if tuple(int(n) for n in re.findall(r"\d+", t)[:2]) <= (major, minor - 2)]
-    return ([older[-1]] if older else []) + [newest]
+    major, minor = minor_of(newest)
+    chosen = [newest]
+    for back in OLDER:
+        older = [t for t in stable if minor_of(t) <= (major, minor - back)]
+        if older and older[-1] not in chosen:
+            chosen.append(older[-1])
+    return sorted(chosen, key=version_key)
+
+
+OLDER = (2, 6)  # minor releases back: about six months and two years, for most of these
+
+
+def minor_of(tag: str) -> tuple[int, int]:
+    major, minor = (int(n) for n in re.findall(r"\d+", tag)[:2])
+    return major, minor
 
 
 def files_at(repo: go.Repo, tag: str, spec: Project):

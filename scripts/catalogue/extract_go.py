@@ -22,7 +22,8 @@ e2e and test-support packages):
   of it). `Info` is not extracted. A message held in a local variable
   (`msg := fmt.Sprintf("...")`, then `logger.Error(err, msg)`) is followed to its literal.
 - klog and logrus (the history server): `Error`, `Errorf`, `ErrorS(err, "msg", kv...)`
-  (error), `Warning`, `Warningf`, `Warn`, `Warnf` (warning), `Fatal`, `Fatalf`, `Exitf`, `Panic`, `Panicf` (fatal); the
+  (error), `Warning`, `Warningf`, `Warn`, `Warnf` (warning), `Fatal`, `Fatalf`, `Exitf`,
+  `Panic`, `Panicf` (fatal); the
   standard `log.Fatal(f)` and `panic("...")` are fatal too.
 - Kubernetes Warning events: `Recorder.Event`/`Eventf`, old (`obj, type, reason, msg`) and
   new (`obj, related, type, reason, action, note`) signatures: level `event`, the reason
@@ -344,7 +345,8 @@ def const_level(typ: str | None, comment: str) -> str | None:
 # Calls
 
 KLOG = {"Error": ("error", False), "Errorf": ("error", True), "Errorln": ("error", False),
-        "Warning": ("warning", False), "Warningf": ("warning", True), "Warn": ("warning", False), "Warnf": ("warning", True),
+        "Warning": ("warning", False), "Warningf": ("warning", True),
+        "Warn": ("warning", False), "Warnf": ("warning", True),
         "Fatal": ("fatal", False), "Fatalf": ("fatal", True), "Exitf": ("fatal", True),
         "Panic": ("fatal", False), "Panicf": ("fatal", True)}
 LEVELLED_LOGGERS = ("klog", "glog", "logrus")  # their Error takes a message, not (err, msg)
