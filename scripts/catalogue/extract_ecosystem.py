@@ -15,7 +15,8 @@ NAME is one of `PROJECTS` below; a name not given is skipped. Each project is re
 release tag and at two older ones (the last patch two and six minor releases before it), with
 KubeRay's Go extractor (`extract_go.py`: its tokenizer, calls, events, constants and status
 messages), but only in the files that deal with Ray: the controllers, webhooks and plugins that
-embed RayCluster, RayJob and RayService (paths below). Components are `ecosystem.<project>`.
+embed RayCluster, RayJob and RayService (paths below), and the format strings of Kueue's flavor
+assigner (why a Workload has no quota yet). Components are `ecosystem.<project>`.
 
 Kubernetes' admission denials (`admission webhook "…" denied the request`, `ValidatingAdmission
 Policy '…' with binding '…' denied request`, `exceeded quota: …`, `… is forbidden: …`) are the
@@ -41,17 +42,27 @@ from common import MESSAGES, Catalogue, version_key, write_catalogues  # noqa: E
 
 @dataclass(frozen=True)
 class Project:
-    """One git directory to read: which project it is, and which of its files to read."""
+    """One git directory to read: which project it is, and which of its files to read.
+
+    `files` are read whole, as `extract_go` reads KubeRay; of `format_files` only the format
+    strings are taken (`formats`), those matching `keywords` when it is set, at `format_level`.
+    Both are regexes over paths at a tag.
+    """
 
     project: str
-    files: str  # a regex over paths at a tag
-    keywords: str | None = None  # formats only, those matching this (Kubernetes' denials)
+    files: str | None
+    format_files: str | None = None
+    keywords: str | None = None
+    format_level: str = "returned"
 
 
 RAY_PATH = r"(^|/|_)ray"
 PROJECTS = {
+    # Kueue's scheduler says why a Workload (a RayJob's, a RayCluster's) has no quota yet: its
+    # QuotaReserved condition's message.
     "kueue": Project("kueue", r"^pkg/controller/jobs/ray\w*/|^pkg/controller/jobframework/"
-                              r"validation\.go$"),
+                              r"validation\.go$",
+                     r"^pkg/scheduler/flavorassigner/flavorassigner\.go$", None, "reason"),
     "codeflare": Project("codeflare", r"^pkg/controllers/raycluster_"),
     "volcano": Project("volcano", r"/plugins/distributed-framework/ray/"),
     "flyte": Project("flyte", r"/plugins/k8s/ray/"),
@@ -59,12 +70,12 @@ PROJECTS = {
     "yunikorn": Project("yunikorn", RAY_PATH),
     "kubeflow": Project("kubeflow", RAY_PATH),
     "k8s-apiserver": Project(
-        "kubernetes",
+        "kubernetes", None,
         r"^pkg/admission/plugin/(webhook/errors/statuserror|policy/validating/dispatcher|"
         r"policy/generic/policy_dispatcher|resourcequota/controller)\.go$|"
         r"^pkg/util/webhook/error\.go$",
         r"denied|quota|forbidden|webhook"),
-    "k8s-apimachinery": Project("kubernetes", r"^pkg/api/errors/errors\.go$", r"forbidden"),
+    "k8s-apimachinery": Project("kubernetes", None, r"^pkg/api/errors/errors\.go$", r"forbidden"),
 }
 
 
@@ -98,7 +109,7 @@ def minor_of(tag: str) -> tuple[int, int]:
 
 def files_at(repo: go.Repo, tag: str, spec: Project):
     """`(path, tokens, comments)` of the files of `spec` at `tag`."""
-    pattern = re.compile(spec.files, re.I)
+    pattern = re.compile("|".join(f"(?:{p})" for p in (spec.files, spec.format_files) if p), re.I)
     for path, sha in repo.go_files(tag):
         if pattern.search(path):
             src = repo.blob(sha)
@@ -107,11 +118,15 @@ def files_at(repo: go.Repo, tag: str, spec: Project):
                 yield path, toks, comments
 
 
+FORMATTERS = {("fmt", "Sprintf"), ("fmt", "Errorf"), (".", "appendf")}
+
+
 def formats(toks: list[go.Tok]):
-    """`fmt.Sprintf` / `fmt.Errorf` formats, as `(line, template)`."""
+    """Formats of `fmt.Sprintf`, `fmt.Errorf` and `x.appendf` (Kueue's scheduler status), as
+    `(line, template)`."""
     for i in range(len(toks) - 3):
-        if (toks[i].text == "fmt" and toks[i + 1].text == "."
-                and toks[i + 2].text in ("Sprintf", "Errorf") and toks[i + 3].text == "("):
+        if ((toks[i].text, toks[i + 2].text) in FORMATTERS or
+                (toks[i + 1].text, toks[i + 2].text) in FORMATTERS) and toks[i + 3].text == "(":
             args, _ = go.call_args(toks, i + 3)
             tpl = go.template_of(args[0], True) if args else None
             if tpl:
@@ -123,10 +138,10 @@ def extract_files(cat: Catalogue, tag: str, spec: Project, files) -> int:
     comp, n = component(spec.project), 0
     for path, toks, comments in files:
         n += 1
-        if spec.keywords:
+        if spec.format_files and re.search(spec.format_files, path, re.I):
             for line, tpl in formats(toks):
-                if re.search(spec.keywords, tpl, re.I):
-                    cat.add(tag, comp, "returned", tpl, f"{path}:{line}")
+                if not spec.keywords or re.search(spec.keywords, tpl, re.I):
+                    cat.add(tag, comp, spec.format_level, tpl, f"{path}:{line}")
             continue
         consts = {name: value for name, value, *_ in go.constants(toks, comments)}
         for name, value, typ, line, comment in go.constants(toks, comments):
