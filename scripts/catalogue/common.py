@@ -17,6 +17,14 @@ COMPONENTS = {
     "autoscaler.v1", "autoscaler.v2", "autoscaler", "dashboard", "dashboard.agent", "job",
     "gcs", "raylet", "core_worker", "runtime_env", "memory_monitor", "object_store", "train",
     "tune", "data", "llm", "client", "ray.other",
+    # The controllers that embed Ray objects, and the API server's admission denials of them.
+    "ecosystem.kueue", "ecosystem.codeflare", "ecosystem.volcano", "ecosystem.yunikorn",
+    "ecosystem.flyte", "ecosystem.kubeflow", "ecosystem.aibrix", "kubernetes.admission",
+}
+
+PROJECTS = {
+    "ray", "kuberay", "kueue", "codeflare", "volcano", "yunikorn", "flyte", "kubeflow", "aibrix",
+    "kubernetes",
 }
 
 LEVELS = {
@@ -26,7 +34,8 @@ LEVELS = {
 
 
 def entry_id(project: str, template: str) -> str:
-    """`ray-` / `kuberay-` and the first 10 hex digits of the template's SHA-1."""
+    """`<project>-` (`ray-`, `kuberay-`, `kueue-`, …) and the first 10 hex digits of the
+    template's SHA-1."""
     return f"{project}-{hashlib.sha1(template.encode('utf-8')).hexdigest()[:10]}"
 
 
@@ -49,6 +58,7 @@ class Catalogue:
     """
 
     def __init__(self, project: str, lang: str):
+        assert project in PROJECTS, project
         self.project = project
         self.lang = lang
         self.entries: dict[str, dict] = {}
@@ -78,8 +88,15 @@ class Catalogue:
                 e["site"], e["component"], e["level"] = site, component, level
 
     def write(self) -> Path:
-        path = MESSAGES / f"{self.project}-{self.lang}.jsonl"
-        with open(path, "w", encoding="utf-8") as f:
-            for eid in sorted(self.entries):
-                f.write(json.dumps(self.entries[eid], ensure_ascii=False, sort_keys=False) + "\n")
-        return path
+        return write_catalogues(f"{self.project}-{self.lang}.jsonl", [self])
+
+
+def write_catalogues(name: str, catalogues) -> Path:
+    """Write the entries of one or more catalogues (several projects) into one extracted file,
+    sorted by id."""
+    entries = {eid: e for cat in catalogues for eid, e in cat.entries.items()}
+    path = MESSAGES / name
+    with open(path, "w", encoding="utf-8") as f:
+        for eid in sorted(entries):
+            f.write(json.dumps(entries[eid], ensure_ascii=False, sort_keys=False) + "\n")
+    return path

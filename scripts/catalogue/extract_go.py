@@ -21,8 +21,9 @@ e2e and test-support packages):
   `exitOnError(err, "msg")`: level `error`, the message alone (key-value pairs are not part
   of it). `Info` is not extracted. A message held in a local variable
   (`msg := fmt.Sprintf("...")`, then `logger.Error(err, msg)`) is followed to its literal.
-- klog and logrus (the history server): `Error`, `Errorf` (error), `Warning`, `Warningf`,
-  `Warn`, `Warnf` (warning), `Fatal`, `Fatalf`, `Exitf`, `Panic`, `Panicf` (fatal); the
+- klog and logrus (the history server): `Error`, `Errorf`, `ErrorS(err, "msg", kv...)`
+  (error), `Warning`, `Warningf`, `Warn`, `Warnf` (warning), `Fatal`, `Fatalf`, `Exitf`,
+  `Panic`, `Panicf` (fatal); the
   standard `log.Fatal(f)` and `panic("...")` are fatal too.
 - Kubernetes Warning events: `Recorder.Event`/`Eventf`, old (`obj, type, reason, msg`) and
   new (`obj, related, type, reason, action, note`) signatures: level `event`, the reason
@@ -344,8 +345,8 @@ def const_level(typ: str | None, comment: str) -> str | None:
 # Calls
 
 KLOG = {"Error": ("error", False), "Errorf": ("error", True), "Errorln": ("error", False),
-        "ErrorS": ("error", False), "Warning": ("warning", False),
-        "Warningf": ("warning", True), "Warn": ("warning", False), "Warnf": ("warning", True),
+        "Warning": ("warning", False), "Warningf": ("warning", True),
+        "Warn": ("warning", False), "Warnf": ("warning", True),
         "Fatal": ("fatal", False), "Fatalf": ("fatal", True), "Exitf": ("fatal", True),
         "Panic": ("fatal", False), "Panicf": ("fatal", True)}
 LEVELLED_LOGGERS = ("klog", "glog", "logrus")  # their Error takes a message, not (err, msg)
@@ -393,6 +394,8 @@ def classify_call(toks: list[Tok], i: int) -> tuple[str, int, bool] | None:
     before = "".join(x.text for x in toks[max(0, i - 4):i]).lower()
     if name in ("Event", "Eventf") and "recorder" in before:
         return ("event", -1, name == "Eventf")
+    if qual in LEVELLED_LOGGERS and name == "ErrorS":  # klog's structured (err, msg, kv...)
+        return ("error", 1, False)
     if (qual in LEVELLED_LOGGERS and name in KLOG) or (qual == "log" and name in STD_LOG_FATAL):
         level, is_fmt = KLOG[name]
         return (level, 0 if is_fmt else -1, is_fmt)  # -1: all arguments, Sprint-style
