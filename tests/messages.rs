@@ -162,3 +162,23 @@ fn a_message_judged_harmless_raises_nothing() {
         "{causes:#?}"
     );
 }
+
+#[test]
+fn explain_names_the_known_issue_a_line_is_part_of_and_rules_known_lists_them() {
+    // The kubelet's probe failure as pasted in the thread of ray-project/kuberay#2063.
+    let line = "Readiness probe failed: bash: line 1: wget: command not found";
+    let out = common::raysift(&["explain", "--json", line]);
+    assert_eq!(out.status.code(), Some(0), "a known issue is an answer");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let issues = v["known_issues"].as_array().unwrap();
+    assert!(
+        issues
+            .iter()
+            .any(|k| k["tracker"] == "ray-project/kuberay#2063" && k["code"] == "KIS003"),
+        "{v:#}"
+    );
+    let list = String::from_utf8(common::raysift(&["rules", "--known"]).stdout).unwrap();
+    assert!(list.lines().count() >= 11, "{list}");
+    assert!(list.lines().all(|l| l.starts_with("KIS")), "{list}");
+    assert!(list.contains("ray-project/kuberay#2063"));
+}

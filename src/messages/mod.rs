@@ -70,14 +70,17 @@ impl Catalogue {
         self.matches_of(line, None)
     }
 
-    /// Every template of `project` (`ray`, `kuberay`; any when `None`) the line matches, the
-    /// most specific first: a Ray log's line is no KubeRay message, and the other way round.
-    pub fn matches_of(&self, line: &str, project: Option<&str>) -> Vec<Match<'_>> {
+    /// Every template of `projects` (`ray`, `kuberay`, `kubernetes`…; any when `None`) the
+    /// line matches, the most specific first: a Ray log's line is no KubeRay message, and the
+    /// other way round.
+    pub fn matches_of(&self, line: &str, projects: Option<&[&str]>) -> Vec<Match<'_>> {
         let mut found: Vec<Match<'_>> = self
             .matcher
             .matching(line)
             .into_iter()
-            .filter(|&(i, _)| project.is_none_or(|p| self.messages[i].project == p))
+            .filter(|&(i, _)| {
+                projects.is_none_or(|ps| ps.contains(&self.messages[i].project.as_str()))
+            })
             .map(|(i, literal)| Match {
                 message: &self.messages[i],
                 literal,
@@ -92,9 +95,9 @@ impl Catalogue {
         found
     }
 
-    /// The one template of `project` (any when `None`) that best says what the line is.
-    pub fn best(&self, line: &str, project: Option<&str>) -> Option<Match<'_>> {
-        self.matches_of(line, project).into_iter().next()
+    /// The one template of `projects` (any when `None`) that best says what the line is.
+    pub fn best(&self, line: &str, projects: Option<&[&str]>) -> Option<Match<'_>> {
+        self.matches_of(line, projects).into_iter().next()
     }
 
     /// The template with this id.

@@ -88,6 +88,6 @@ fn pieces_match_on_word_boundaries_and_lines_are_normalised() {
         .is_some());
     assert!(c.best("NotFoundError:   x is  \"gone\"", None).is_some());
     assert!(c
-        .best("NotFoundError: x is \"gone\"", Some("kuberay"))
+        .best("NotFoundError: x is \"gone\"", Some(&["kuberay"]))
         .is_none());
 }

@@ -25,10 +25,11 @@ pub struct MessageNote {
 }
 
 /// The catalogue's best template for a line of a file of `kind`: a Ray log's line is matched
-/// against Ray's messages, the operator's against KubeRay's, any other against both.
+/// against Ray's messages, the operator's against KubeRay's and the API server's it quotes
+/// (admission and quota denials), any other against all.
 pub(super) fn lookup(line: &str, kind: SourceKind) -> Option<&'static Message> {
-    let project = match kind {
-        SourceKind::Operator => Some("kuberay"),
+    let projects: Option<&[&str]> = match kind {
+        SourceKind::Operator => Some(&["kuberay", "kubernetes"]),
         SourceKind::Dashboard
         | SourceKind::DashboardAgent
         | SourceKind::Autoscaler
@@ -44,10 +45,10 @@ pub(super) fn lookup(line: &str, kind: SourceKind) -> Option<&'static Message> {
         | SourceKind::ServeController
         | SourceKind::ServeProxy
         | SourceKind::ServeReplica
-        | SourceKind::RayEvent => Some("ray"),
+        | SourceKind::RayEvent => Some(&["ray"]),
         _ => None,
     };
-    Catalogue::builtin().best(line, project).map(|m| m.message)
+    Catalogue::builtin().best(line, projects).map(|m| m.message)
 }
 
 /// The catalogue cause a template decides, as the library spells the id.
