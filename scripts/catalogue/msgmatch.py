@@ -45,27 +45,40 @@ def _find(line: str, piece: str, at: int, before: bool, after: bool) -> int:
         at = start + 1
 
 
-def matches(template: str, line: str) -> bool:
-    """Whether `line` matches `template`: every piece, in order. Where the template begins
-    (ends) with its own text, the first (last) piece must not start (end) inside a word."""
+PARTIAL_MIN = 40
+
+
+def matched(template: str, line: str) -> int | None:
+    """Literal characters of `template` that `line` matches, or None: every piece in order;
+    or, for a long template, pieces in order holding at least PARTIAL_MIN characters and half
+    its text. Where the template begins (ends) with its own text, the first (last) piece must
+    not start (end) inside a word."""
     if not usable(template):
-        return False
+        return None
     line = normalised(line)
     ps = pieces(template)
     t = template.strip()
     start, end = not t.startswith("{}"), not t.endswith("{}")
-    at = 0
+    at, got = 0, 0
     for n, p in enumerate(ps):
-        at = _find(line, p, at, start and n == 0, end and n == len(ps) - 1)
-        if at < 0:
-            return False
-    return True
+        found = _find(line, p, at, start and n == 0, end and n == len(ps) - 1)
+        if found >= 0:
+            at, got = found, got + len(p)
+    total = sum(len(p) for p in ps)
+    return got if got == total or (got >= PARTIAL_MIN and 2 * got >= total) else None
+
+
+def matches(template: str, line: str) -> bool:
+    """Whether `line` matches `template` (see `matched`)."""
+    return matched(template, line) is not None
 
 
 if __name__ == "__main__":
     assert matches("Failed to update the deployments {}.", "ERROR 2024 controller.py:1 -- Failed to update the deployments ['a'].")
     assert not matches("Failed {}", "Failed x")
     assert not matches("a {} b {} c", "abc")
+    long = "If users specify ServiceAccountName for the head Pod, they need to create one. However, {} is not found. See the PR for more."
+    assert matches(long, "If users specify ServiceAccountName for the head Pod, they need to create one. However, x is not fo")
     assert not matches("NotFoundError: {}", "ModuleNotFoundError: x")
     assert matches("taken more than {}s to be scheduled", "taken more than 30s to be scheduled")
     assert matches('Issue 5: "bad" {}', 'x {"error": "Issue 5: \\"bad\\" y"}')

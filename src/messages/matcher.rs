@@ -17,6 +17,8 @@ use super::Message;
 const MIN_PIECE: usize = 3;
 /// Fewest literal characters of a template that can be matched at all.
 const MIN_LITERAL: usize = 12;
+/// Fewest literal characters a partial match must hold (see [`in_order`]).
+const PARTIAL_MIN: usize = 40;
 /// Longest anchor, in bytes: candidates are checked whole anyway, and the automaton's size
 /// grows with the anchors' (whole pieces of some 8,000 templates made it 25 MB).
 const ANCHOR_LEN: usize = 16;
@@ -53,20 +55,24 @@ fn edges(template: &str) -> (bool, bool) {
     (!t.starts_with("{}"), !t.ends_with("{}"))
 }
 
-/// Whether every piece occurs in `line`, in order. Where the template begins (ends) with its
-/// own text, the first (last) piece must not start (end) inside a word of the line: the
-/// template `NotFoundError: {}` is no match for `ModuleNotFoundError: x`. Between pieces a
-/// `{}` may be glued to them (`{}s`, `id='{}'`).
-fn in_order(pieces: &[String], (start, end): (bool, bool), line: &str) -> bool {
+/// How many literal characters of the template `line` matches, when it matches: every piece
+/// in order; or, for a long template, pieces in order holding at least [`PARTIAL_MIN`]
+/// characters and half its text (a line cut short, or a version that reworded a clause).
+/// Where the template begins (ends) with its own text, the first (last) piece must not start
+/// (end) inside a word of the line: the template `NotFoundError: {}` is no match for
+/// `ModuleNotFoundError: x`. Between pieces a `{}` may be glued to them (`{}s`, `id='{}'`).
+fn in_order(pieces: &[String], (start, end): (bool, bool), line: &str) -> Option<usize> {
     let mut at = 0;
+    let mut matched = 0;
     let last = pieces.len().saturating_sub(1);
     for (n, p) in pieces.iter().enumerate() {
-        match find_word(line, p, at, start && n == 0, end && n == last) {
-            Some(to) => at = to,
-            None => return false,
+        if let Some(to) = find_word(line, p, at, start && n == 0, end && n == last) {
+            at = to;
+            matched += p.len();
         }
     }
-    true
+    let total: usize = pieces.iter().map(String::len).sum();
+    (matched == total || matched >= PARTIAL_MIN && 2 * matched >= total).then_some(matched)
 }
 
 /// The end of the first occurrence of `piece` in `line` at or after `from`, with a word
@@ -174,8 +180,7 @@ impl Matcher {
         let mut out: Vec<(usize, usize)> = hit
             .into_iter()
             .flat_map(|a| self.by_anchor[a].iter().copied())
-            .filter(|&i| in_order(&self.pieces[i], self.edges[i], line))
-            .map(|i| (i, self.pieces[i].iter().map(String::len).sum()))
+            .filter_map(|i| Some((i, in_order(&self.pieces[i], self.edges[i], line)?)))
             .collect();
         out.sort_unstable();
         out

@@ -91,3 +91,27 @@ fn pieces_match_on_word_boundaries_and_lines_are_normalised() {
         .best("NotFoundError: x is \"gone\"", Some(&["kuberay"]))
         .is_none());
 }
+
+#[test]
+fn a_long_template_matches_a_line_cut_short_and_ranks_above_a_short_one() {
+    let c = Catalogue::from_files(
+        &[(
+            "t.jsonl",
+            concat!(
+                r#"{"id":"kuberay-0000000001","project":"kuberay","lang":"go","component":"kuberay.operator","level":"error","template":"If users specify ServiceAccountName for the head Pod, they need to create a ServiceAccount themselves. However, ServiceAccount {} is not found. Please create one. See the PR description of https://github.com/ray-project/kuberay/pull/1128 for more details.","site":"a.go:1","versions":["v1.0.0"]}"#,
+                "\n",
+                r#"{"id":"kuberay-0000000002","project":"kuberay","lang":"go","component":"kuberay.apiserver","level":"returned","template":"Service {} not found","site":"b.go:1","versions":["v1.0.0"]}"#,
+                "\n"
+            ),
+        )],
+        &[],
+    );
+    let cut = "If users specify ServiceAccountName for the head Pod, they need to create a ServiceAccount themselves. However, ServiceAccount sa is not found. Please create one.";
+    let found = c.matches(cut);
+    let ids: Vec<&str> = found.iter().map(|m| m.message.id.as_str()).collect();
+    assert_eq!(ids, ["kuberay-0000000001", "kuberay-0000000002"]);
+    // Half the text is not enough when what matched is short.
+    assert!(c
+        .best("If users specify ServiceAccountName", None)
+        .is_none());
+}
