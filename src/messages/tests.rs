@@ -1,3 +1,5 @@
+//! The catalogue on small data: loading, matching, ranking, searching.
+
 use super::*;
 
 const EXTRACTED: &str = r#"{"id":"ray-0000000001","project":"ray","lang":"python","component":"serve.controller","level":"error","template":"Failed to update the deployments {}.","site":"python/ray/serve/_private/application_state.py:10","versions":["2.9.3","2.40.0"]}
