@@ -17,7 +17,7 @@ mod matcher;
 
 use std::sync::OnceLock;
 
-pub use data::{Class, Classified, Message};
+pub use data::{Class, Classified, Message, Text};
 use matcher::Matcher;
 
 include!(concat!(env!("OUT_DIR"), "/messages.rs"));
@@ -45,7 +45,10 @@ impl Catalogue {
     }
 
     /// A catalogue of `(file name, text)` pairs: extracted JSON lines and classified TOML.
-    pub fn from_files(extracted: &[(&str, &str)], classified: &[(&str, &str)]) -> Catalogue {
+    pub fn from_files(
+        extracted: &[(&str, &'static str)],
+        classified: &[(&str, &str)],
+    ) -> Catalogue {
         let (messages, problems) = data::load(extracted, classified);
         let matcher = Matcher::new(&messages);
         Catalogue {
@@ -79,7 +82,7 @@ impl Catalogue {
             .matching(line)
             .into_iter()
             .filter(|&(i, _)| {
-                projects.is_none_or(|ps| ps.contains(&self.messages[i].project.as_str()))
+                projects.is_none_or(|ps| ps.contains(&self.messages[i].project.as_ref()))
             })
             .map(|(i, literal)| Match {
                 message: &self.messages[i],
@@ -103,7 +106,7 @@ impl Catalogue {
     /// The template with this id.
     pub fn get(&self, id: &str) -> Option<&Message> {
         self.messages
-            .binary_search_by(|m| m.id.as_str().cmp(id))
+            .binary_search_by(|m| m.id.as_ref().cmp(id))
             .ok()
             .map(|i| &self.messages[i])
     }
@@ -130,9 +133,9 @@ impl Catalogue {
             .iter()
             .filter(|m| {
                 [
-                    m.template.as_str(),
-                    m.id.as_str(),
-                    m.component.as_str(),
+                    m.template.as_ref(),
+                    m.id.as_ref(),
+                    m.component.as_ref(),
                     m.class.as_ref().map_or("", |c| c.meaning.as_str()),
                 ]
                 .iter()

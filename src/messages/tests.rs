@@ -35,7 +35,7 @@ fn the_most_specific_template_is_the_best_match() {
     assert!(c.problems().is_empty(), "{:?}", c.problems());
     let line = "ERROR 2024-05-01 10:00:00,000 controller 1 application_state.py:10 - Failed to update the deployments ['app'].";
     let found = c.matches(line);
-    let ids: Vec<&str> = found.iter().map(|m| m.message.id.as_str()).collect();
+    let ids: Vec<&str> = found.iter().map(|m| m.message.id.as_ref()).collect();
     assert_eq!(ids, ["ray-0000000001", "ray-0000000002"]);
     let best = c.best(line, None).map(|m| m.message);
     assert_eq!(
@@ -110,7 +110,7 @@ fn a_long_template_matches_a_line_cut_short_and_ranks_above_a_short_one() {
     );
     let cut = "If users specify ServiceAccountName for the head Pod, they need to create a ServiceAccount themselves. However, ServiceAccount sa is not found. Please create one.";
     let found = c.matches(cut);
-    let ids: Vec<&str> = found.iter().map(|m| m.message.id.as_str()).collect();
+    let ids: Vec<&str> = found.iter().map(|m| m.message.id.as_ref()).collect();
     assert_eq!(ids, ["kuberay-0000000001", "kuberay-0000000002"]);
     // Half the text is not enough when what matched is short.
     assert!(c

@@ -69,8 +69,8 @@ pub(super) fn is_benign(m: &Message) -> bool {
 
 pub(super) fn note(m: &Message) -> MessageNote {
     MessageNote {
-        id: m.id.clone(),
-        component: m.component.clone(),
+        id: m.id.to_string(),
+        component: m.component.to_string(),
         meaning: m.class.as_ref().map(|c| c.meaning.clone()),
     }
 }
@@ -199,12 +199,12 @@ fn known_issues(line: &str, rules: &[Rule]) -> Vec<KnownIssueRef> {
 fn explained(catalogue: &Catalogue, m: &Message, rules: &[Rule]) -> Explained {
     let class = m.class.as_ref();
     Explained {
-        id: m.id.clone(),
-        project: m.project.clone(),
-        component: m.component.clone(),
-        level: m.level.clone(),
-        template: m.template.clone(),
-        site: m.site.clone(),
+        id: m.id.to_string(),
+        project: m.project.to_string(),
+        component: m.component.to_string(),
+        level: m.level.to_string(),
+        template: m.template.to_string(),
+        site: m.site.to_string(),
         exception: m.exception.clone(),
         reason: m.reason.clone(),
         versions: m.versions.clone(),
