@@ -45,6 +45,15 @@ def version_key(v: str):
     return nums + [0] * (4 - len(nums)) + [0 if re.search(r"rc|alpha|beta", v) else 1]
 
 
+def sha256(path: Path) -> str:
+    """The SHA-256 of a file (a wheel read), for the sources files."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def one_line(template: str) -> str:
     """A template on one line: runs of whitespace (newlines included) become one space."""
     return re.sub(r"\s+", " ", template).strip()

@@ -44,7 +44,6 @@ per file how many of its message sites each wheel holds (which release the file 
 """
 
 import argparse
-import hashlib
 import re
 import sys
 import zipfile
@@ -52,7 +51,7 @@ from bisect import bisect_left
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import MESSAGES, Catalogue, version_key  # noqa: E402
+from common import MESSAGES, Catalogue, sha256, version_key  # noqa: E402
 
 COMPONENT_DIRS = [
     ("src/ray/common/memory_monitor", "memory_monitor"),
@@ -464,14 +463,6 @@ class WheelStrings:
 
 def wheel_version(wheel: Path) -> str:
     return wheel.name.split("-")[1]
-
-
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 # --- the run --------------------------------------------------------------------------------

@@ -12,7 +12,6 @@ spread). `scripts/catalogue/extract.py` is the documented command that calls it.
 """
 
 import ast
-import hashlib
 import re
 import subprocess
 import sys
@@ -21,7 +20,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import MESSAGES, ROOT, Catalogue, one_line, version_key  # noqa: E402
+from common import MESSAGES, ROOT, Catalogue, one_line, sha256, version_key  # noqa: E402
 
 PURELIB = re.compile(r"^ray-[^/]*\.data/purelib/")
 WHEELS = ROOT / "target" / "catalogue" / "wheels"
@@ -467,14 +466,6 @@ def wheel_for(version: str) -> Path:
         if done.returncode == 0 and found:
             return found[0]
     raise SystemExit(f"no wheel for ray {version}")
-
-
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def write_sources(wheels: dict[str, Path]) -> Path:
