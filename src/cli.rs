@@ -61,8 +61,11 @@ the versions of Ray or KubeRay that print that wording, the catalogue cause it p
 to do next. Give the lines as arguments (quote each), or pipe them on standard input, one a line.\n\n\
 The line is matched against the message catalogue: every message Ray's and KubeRay's source can \
 log at WARNING or above, raise, or emit as a Warning event, extracted from several versions of \
-each (patterns/messages/ in the repository).\n\n\
-Exit codes: 0 every line matched a template, 1 some line matched none, 2 the command line is wrong."
+each (patterns/messages/ in the repository), and against the signatures of the known issues: \
+bugs of some releases, with the release that fixed them (patterns/known/, `raysift rules \
+--known`).\n\n\
+Exit codes: 0 every line matched a template or a known issue, 1 some line matched neither, 2 \
+the command line is wrong."
     )]
     Explain(ExplainArgs),
     /// Validate pattern files (every rule, its doc and its sample lines)
