@@ -10,8 +10,7 @@ use serde::Serialize;
 
 use crate::event::SourceKind;
 use crate::messages::{Catalogue, Class, Message};
-use crate::rules::catalogue::CATALOGUE;
-use crate::rules::{Rule, Severity};
+use crate::rules::{catalogue, strongest_of, Rule};
 
 /// What the report says of a template of records the catalogue knows.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -54,10 +53,7 @@ pub(super) fn lookup(line: &str, kind: SourceKind) -> Option<&'static Message> {
 /// The catalogue cause a template decides, as the library spells the id.
 pub(super) fn cause_of(m: &Message) -> Option<&'static str> {
     match &m.class.as_ref()?.class {
-        Class::Cause(id) => CATALOGUE
-            .iter()
-            .map(|(known, _)| *known)
-            .find(|known| known == id),
+        Class::Cause(id) => catalogue::entry(id).map(|(known, _)| known),
         _ => None,
     }
 }
@@ -223,19 +219,18 @@ fn explained(catalogue: &Catalogue, m: &Message, rules: &[Rule]) -> Explained {
 }
 
 fn cause(id: &str, rules: &[Rule]) -> Cause {
-    let of_id: Vec<&Rule> = rules.iter().filter(|r| r.id == id).collect();
-    let strongest = of_id
-        .iter()
-        .filter(|r| r.severity > Severity::Info)
-        .max_by(|a, b| a.severity.cmp(&b.severity).then(b.code.cmp(&a.code)));
     Cause {
         id: id.to_string(),
-        gloss: CATALOGUE
-            .iter()
-            .find(|(known, _)| *known == id)
-            .map(|(_, g)| (*g).to_string())
+        gloss: catalogue::entry(id)
+            .map(|(_, g)| g.to_string())
             .unwrap_or_default(),
-        rules: of_id.iter().map(|r| r.code.to_string()).collect(),
-        next: strongest.map(|r| r.remediation.clone()).unwrap_or_default(),
+        rules: rules
+            .iter()
+            .filter(|r| r.id == id)
+            .map(|r| r.code.to_string())
+            .collect(),
+        next: strongest_of(rules, id)
+            .map(|r| r.remediation.clone())
+            .unwrap_or_default(),
     }
 }

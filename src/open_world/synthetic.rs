@@ -81,12 +81,7 @@ impl<'a> Builder<'a> {
             return;
         }
         // The library's strongest rule of the id lends its title, remediation and doc.
-        let Some(base) = self
-            .library
-            .iter()
-            .filter(|r| r.id == id && r.severity > Severity::Info)
-            .max_by(|a, b| a.severity.cmp(&b.severity).then(b.code.cmp(&a.code)))
-        else {
+        let Some(base) = crate::rules::strongest_of(self.library, id) else {
             return;
         };
         let mut rule = synthetic(code, id, &base.title, base.severity, &[("state", meaning)]);

@@ -184,5 +184,10 @@ pub const CATALOGUE: &[(&str, &str)] = &[
 
 /// Is `id` a catalogue id?
 pub fn is_known(id: &str) -> bool {
-    CATALOGUE.iter().any(|(known, _)| *known == id)
+    entry(id).is_some()
+}
+
+/// The catalogue's `(id, gloss)` of `id`, with the id as the catalogue spells it.
+pub fn entry(id: &str) -> Option<(&'static str, &'static str)> {
+    CATALOGUE.iter().find(|(known, _)| *known == id).copied()
 }
