@@ -9,16 +9,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-const CAMEL: &str = "applications:
-  - name: echo
-    routePrefix: /echo
-    import_path: model_app:echo
-    deployments:
-      - name: Echo
-        numReplicas: 2
-        rayActorOptions:
-          numCpus: 0.5
-";
+/// The config of the real runs (`scripts/realrun`, scenario `serve-config-camelcase`).
+const CAMEL: &str = include_str!("fixtures/serve_schema/serve-config-camelcase.yaml");
 
 const SNAKE: &str = "proxy_location: EveryNode
 http_options:

@@ -7,16 +7,7 @@ use crate::event::SourceKind;
 use crate::parse::ParseOutput;
 
 /// The config of the real runs (`scripts/realrun`, scenario `serve-config-camelcase`).
-const CAMEL: &str = "applications:
-  - name: echo
-    routePrefix: /echo
-    import_path: model_app:echo
-    deployments:
-      - name: Echo
-        numReplicas: 2
-        rayActorOptions:
-          numCpus: 0.5
-";
+const CAMEL: &str = include_str!("../../tests/fixtures/serve_schema/serve-config-camelcase.yaml");
 
 const SNAKE: &str = "proxy_location: EveryNode
 http_options:
