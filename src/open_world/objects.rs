@@ -137,6 +137,8 @@ struct Scan {
     status: BTreeMap<String, Fields>,
     /// Container state messages, by (object, the path they sit under).
     messages: BTreeMap<(String, String), usize>,
+    /// Objects a `kubectl get` row has shown `Terminating`: deleted on request.
+    terminating: BTreeSet<String>,
 }
 
 impl Scan {
@@ -215,6 +217,15 @@ impl Scan {
     /// but not ready is a soft one, as is `Pending`).
     fn get_status(&mut self, idx: usize, ev: &Event, object: &str, value: &str) {
         let ready_short = ev.field("ready").is_some_and(not_all_ready);
+        if value == "Terminating" {
+            self.terminating.insert(object.to_string());
+        }
+        // A pod deleted on request (a scale-down, `kubectl delete`) gets SIGTERM and its
+        // container exits 143, which `kubectl get` shows as `Error` once it was
+        // `Terminating` (kuberay#3442): the end of a requested stop, not a failure.
+        if value == "Error" && self.terminating.contains(object) {
+            return;
+        }
         if HEALTHY_STATUS.contains(&value) && !(value == "Running" && ready_short) {
             self.healthy.insert(object.to_string());
             return;
@@ -757,6 +768,28 @@ mod tests {
         assert_eq!(p.len(), 2, "{p:?}");
         assert_eq!(p[0].reason, "CrashLoopBackOff");
         assert!(p[1].hard && p[1].reason == "OOMKilled");
+    }
+
+    /// `kubectl get pods -w` of a worker the autoscaler removed (kuberay#3442): its
+    /// container exits 143 on SIGTERM, shown as `Error` after `Terminating`.
+    #[test]
+    fn error_after_terminating_is_a_requested_stop() {
+        let row = |name: &str, status: &str| {
+            let mut e = fact(SourceKind::KubeTable, name, "get.status", status);
+            e.fields.push(("ready".into(), "1/1".into()));
+            e
+        };
+        let worker = "Pod//raycluster-kuberay-workergroup-worker-lpnx6";
+        let other = "Pod//raycluster-kuberay-workergroup-worker-q7rls";
+        let evs = vec![
+            row(worker, "Running"),
+            row(worker, "Terminating"),
+            row(worker, "Error"),
+            row(other, "Error"),
+        ];
+        let p = problems(&evs);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!(p[0].object, other);
     }
 
     #[test]
