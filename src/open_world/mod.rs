@@ -223,7 +223,10 @@ fn component_failures(
         BTreeMap::new();
     for (idxs, f) in exceptions::failures(events, is_log_kind) {
         let first = &events[idxs[0]];
-        if f.requested_stop() || stopped_on_purpose(&first.message) {
+        if f.requested_stop()
+            || stopped_on_purpose(&first.message)
+            || at_interpreter_shutdown(events, idxs[0])
+        {
             // Told to stop: no failure, and no error record of an unknown kind either.
             used.extend(idxs.iter().copied());
             continue;
@@ -660,6 +663,28 @@ fn stopped_on_purpose(text: &str) -> bool {
             .is_some_and(|(signal, _)| crate::parse::abort::asks_to_stop(signal))
 }
 
+/// CPython's header of a traceback a thread raised while the interpreter exited.
+const INTERPRETER_SHUTDOWN: &str = "(most likely raised during interpreter shutdown)";
+
+/// Whether the traceback starting at `at` is one CPython headed `Exception in thread …
+/// (most likely raised during interpreter shutdown):`, on its first line or on the line
+/// just before it: the process was exiting, and what its threads raise then is no failure
+/// (ray-project/ray#516).
+fn at_interpreter_shutdown(events: &[Event], at: usize) -> bool {
+    let Some(ev) = events.get(at) else {
+        return false;
+    };
+    ev.message.contains(INTERPRETER_SHUTDOWN)
+        || at
+            .checked_sub(1)
+            .and_then(|p| events.get(p))
+            .is_some_and(|prev| {
+                prev.file == ev.file
+                    && prev.line + prev.n_lines == ev.line
+                    && prev.message.contains(INTERPRETER_SHUTDOWN)
+            })
+}
+
 /// Logs, as opposed to Kubernetes objects, describes and event tables.
 fn is_log_kind(kind: SourceKind) -> bool {
     !crate::parse::Format::of(kind).is_kubernetes()
@@ -782,6 +807,36 @@ mod tests {
         e.level = level;
         e.raw_time = Some(crate::event::RawTime::Utc(0));
         e
+    }
+
+    /// Python 2.7 at exit, as pasted in ray-project/ray#516: a background thread's traceback
+    /// under CPython's `(most likely raised during interpreter shutdown)` header.
+    #[test]
+    fn a_traceback_at_interpreter_shutdown_is_no_failure() {
+        let lines = [
+            "Success! The example took 1.22253704071 seconds.",
+            "Exception in thread Thread-9 (most likely raised during interpreter shutdown):",
+            "Traceback (most recent call last):",
+            "  File \"/Users/username/anaconda/lib/python2.7/threading.py\", line 754, in run",
+            "<type 'exceptions.AttributeError'>: 'NoneType' object has no attribute 'ConnectionError'",
+        ];
+        let shutdown: Vec<Event> = lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let mut e = Event::new(1, *l);
+                e.kind = SourceKind::Unknown;
+                e.line = i as u32 + 1;
+                e
+            })
+            .collect();
+        let ow = analyze(&shutdown, &[], &[], &Baseline::parse(""));
+        assert!(ow.findings.is_empty(), "{:?}", ow.findings);
+        // The same traceback without the header is a failure.
+        let mut bare = shutdown.clone();
+        bare[1].message = "Exception in thread Thread-9:".into();
+        let ow = analyze(&bare, &[], &[], &Baseline::parse(""));
+        assert_eq!(ow.findings.len(), 1, "{:?}", ow.findings);
     }
 
     #[test]
