@@ -780,7 +780,7 @@ mod tests {
             e
         };
         let worker = "Pod//raycluster-kuberay-workergroup-worker-lpnx6";
-        let other = "Pod//raycluster-kuberay-workergroup-worker-q7rls";
+        let other = "Pod//raycluster-kuberay-head-q7rls";
         let evs = vec![
             row(worker, "Running"),
             row(worker, "Terminating"),
