@@ -507,10 +507,12 @@ pub struct BatchArgs {
 
 const DIFF_ABOUT: &str = "Say what changed between a bundle that worked (OLD) and one that \
 does not (NEW): \"it worked yesterday\". Both bundles are analysed as `raysift analyze` \
-would (the same rules, limits and --namespace/--object narrowing), and the differences are \
+would (the same rules, limits, --namespace/--object narrowing and redaction), and the \
+differences are \
 listed, the one that matters most first:\n\n\
-- each cause NEW has and OLD had not, at error or above, followed by the changes of the kind \
-that cause is known to follow (an application's import_path under a new bad_import_path, a \
+- each cause NEW has and OLD had not, at error or above, followed by the changes its evidence \
+quotes (the image tag a pull failed on) and those of the kind that cause is known to follow \
+(an application's import_path under a new bad_import_path, a \
 worker group's replicas under new unschedulable Serve replicas, an image under a new image \
 pull failure);\n\
 - the states that got worse (an application RUNNING in OLD and DEPLOY_FAILED in NEW, a \

@@ -77,8 +77,7 @@ fn the_upgrade_names_the_image_pull_failure_then_the_image_it_failed_on() {
     assert_eq!(code, 1, "{text}");
     let lines = change_lines(&text);
     assert_eq!(
-        lines[0],
-        " 1. new cause [error] image_pull_failure on RayService ray/llm-chat",
+        lines[0], " 1. new cause [error] image_pull_failure on RayService ray/llm-chat",
         "{text}"
     );
     assert_eq!(
@@ -86,7 +85,10 @@ fn the_upgrade_names_the_image_pull_failure_then_the_image_it_failed_on() {
         "    ↳ image rayproject/ray: 2.40.0-py311, 2.40.0-py311-gpu → 2.41.0-py311, 2.41.0-py311-gpu-typo",
         "{text}"
     );
-    assert!(text.contains("↳ image quay.io/kuberay/operator: v1.4.2 → v1.5.1"), "{text}");
+    assert!(
+        text.contains("↳ image quay.io/kuberay/operator: v1.4.2 → v1.5.1"),
+        "{text}"
+    );
     assert!(text.contains("↳ KubeRay version: 1.4.2 → 1.5.1"), "{text}");
     let v = json_of(&old, &new);
     let changes = v["changes"].as_array().unwrap();
@@ -109,8 +111,7 @@ fn the_serve_config_edit_names_the_import_path_under_the_new_cause() {
     assert_eq!(code, 1, "{text}");
     let lines = change_lines(&text);
     assert_eq!(
-        lines[0],
-        " 1. new cause [critical] bad_import_path on RayService payments/fraud-guard",
+        lines[0], " 1. new cause [critical] bad_import_path on RayService payments/fraud-guard",
         "{text}"
     );
     assert_eq!(
@@ -146,8 +147,7 @@ fn the_worker_group_scaled_to_zero_is_under_the_unschedulable_replicas() {
     assert_eq!(code, 1, "{text}");
     let lines = change_lines(&text);
     assert_eq!(
-        lines[0],
-        " 1. new cause [error] serve_replicas_unschedulable on RayService ray/llm-chat",
+        lines[0], " 1. new cause [error] serve_replicas_unschedulable on RayService ray/llm-chat",
         "{text}"
     );
     let under: Vec<&str> = lines[1..]

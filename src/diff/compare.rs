@@ -331,7 +331,7 @@ fn repo_of(image: &str) -> &str {
 fn specs(old: &Snapshot, new: &Snapshot, changed_images: &BTreeSet<String>) -> Vec<Found> {
     let mut out = Vec::new();
     for (key, now) in &new.objects {
-        let Some(before) = old.objects.get(key) else {
+        let Some(before) = old.counterpart(new, key) else {
             continue;
         };
         let fields: BTreeSet<&String> = before.spec.keys().chain(now.spec.keys()).collect();
@@ -367,7 +367,7 @@ fn specs(old: &Snapshot, new: &Snapshot, changed_images: &BTreeSet<String>) -> V
 fn worsened(old: &Snapshot, new: &Snapshot) -> Vec<Change> {
     let mut out = Vec::new();
     for (key, now) in &new.objects {
-        let before = old.objects.get(key);
+        let before = old.counterpart(new, key);
         for (field, value) in &now.states {
             let Some(h_new) = health(field, value) else {
                 continue;
@@ -442,15 +442,15 @@ fn templates(old: &[Unrecognised], new: &[Unrecognised]) -> Vec<Change> {
 fn objects(old: &Snapshot, new: &Snapshot) -> Vec<Change> {
     let mut out = Vec::new();
     for (key, o) in &new.objects {
-        if !old.objects.contains_key(key) {
-            let mut ch = Change::new(Kind::ObjectAppeared, key.kind.clone());
+        if old.counterpart(new, key).is_none() {
+            let mut ch = Change::new(Kind::ObjectAppeared, key.0.kind.clone());
             ch.object = Some(o.shown.clone());
             out.push(ch);
         }
     }
     for (key, o) in &old.objects {
-        if !new.objects.contains_key(key) {
-            let mut ch = Change::new(Kind::ObjectGone, key.kind.clone());
+        if new.counterpart(old, key).is_none() {
+            let mut ch = Change::new(Kind::ObjectGone, key.0.kind.clone());
             ch.object = Some(o.shown.clone());
             out.push(ch);
         }

@@ -67,7 +67,10 @@ pub fn line(c: &Change) -> String {
         Kind::CauseAppeared => with_object(format!("new cause [{severity}] {}", c.what), object),
         Kind::CauseGone => with_object(format!("cause gone [{severity}] {}", c.what), object),
         Kind::StateWorsened if c.what == "state" => {
-            format!("worse: {object}: {} (no failure in OLD)", value(c.new.as_deref()))
+            format!(
+                "worse: {object}: {} (no failure in OLD)",
+                value(c.new.as_deref())
+            )
         }
         Kind::StateWorsened => format!("worse: {object} {}: {values}", c.what),
         Kind::VersionChanged => format!("{} version: {values}", c.what),

@@ -62,7 +62,8 @@ pub struct Object {
 /// What the diff compares of one bundle besides its report.
 #[derive(Clone, Debug, Default)]
 pub struct Snapshot {
-    pub objects: BTreeMap<Key, Object>,
+    /// By stem and exact name: two clusters of one RayService during an upgrade share a stem.
+    pub objects: BTreeMap<(Key, String), Object>,
     /// Image repository → the tags the bundle's specs name.
     pub images: BTreeMap<String, BTreeSet<String>>,
     /// Workload objects other than Ray's that report themselves failing: shown name and state.
@@ -84,7 +85,7 @@ impl Snapshot {
 
     pub fn of_events(events: &[Event]) -> Snapshot {
         let mut snap = Snapshot::default();
-        let mut facts: BTreeMap<Key, (String, Vec<Fact>)> = BTreeMap::new();
+        let mut facts: BTreeMap<(Key, String), (String, Vec<Fact>)> = BTreeMap::new();
         for ev in events {
             let (Some(object), Some(path)) = (ev.field("object"), ev.field("path")) else {
                 continue;
@@ -104,7 +105,7 @@ impl Snapshot {
             {
                 continue;
             }
-            let key = Key::new(kind, ns, name);
+            let key = (Key::new(kind, ns, name), name.to_string());
             let shown = match ns {
                 Some(ns) => format!("{kind} {ns}/{name}"),
                 None => format!("{kind} {name}"),
@@ -146,6 +147,22 @@ impl Snapshot {
                 .or_insert((shown, p.state));
         }
         snap
+    }
+
+    /// The object of this bundle that is `name` of `key` in another: the one of that exact
+    /// name, else the only one of that stem when the other bundle has only one too.
+    pub fn counterpart(&self, other: &Snapshot, key: &(Key, String)) -> Option<&Object> {
+        if let Some(o) = self.objects.get(key) {
+            return Some(o);
+        }
+        let of_stem = |s: &Snapshot| s.objects.iter().filter(|((k, _), _)| *k == key.0).count();
+        if of_stem(self) != 1 || of_stem(other) != 1 {
+            return None;
+        }
+        self.objects
+            .iter()
+            .find(|((k, _), _)| *k == key.0)
+            .map(|(_, o)| o)
     }
 }
 
@@ -398,6 +415,35 @@ mod tests {
         );
         assert_eq!(stem("doc-search"), "doc-search");
         assert_eq!(stem("fraud-guard"), "fraud-guard");
+    }
+
+    #[test]
+    fn objects_match_by_name_then_by_their_only_stem() {
+        let snap = |names: &[&str]| Snapshot {
+            objects: names
+                .iter()
+                .map(|n| {
+                    let key = (Key::new("RayCluster", Some("ray"), n), n.to_string());
+                    let o = Object {
+                        shown: n.to_string(),
+                        ..Object::default()
+                    };
+                    (key, o)
+                })
+                .collect(),
+            ..Snapshot::default()
+        };
+        let key = |n: &str| (Key::new("RayCluster", Some("ray"), n), n.to_string());
+        let old = snap(&["chat-xk4dz"]);
+        let new = snap(&["chat-b7q2m"]);
+        // Made again under another name: the same cluster.
+        let found = old.counterpart(&new, &key("chat-b7q2m"));
+        assert_eq!(found.map(|o| o.shown.as_str()), Some("chat-xk4dz"));
+        // Two of one stem (an upgrade's active and pending clusters): only the exact name.
+        let upgrading = snap(&["chat-xk4dz", "chat-b7q2m"]);
+        let found = upgrading.counterpart(&old, &key("chat-xk4dz"));
+        assert_eq!(found.map(|o| o.shown.as_str()), Some("chat-xk4dz"));
+        assert!(old.counterpart(&upgrading, &key("chat-b7q2m")).is_none());
     }
 
     #[test]
