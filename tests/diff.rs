@@ -237,3 +237,33 @@ fn diff_refuses_what_cannot_fire_and_narrows_both_bundles() {
     assert_eq!(code, 1);
     assert!(text.contains("image_pull_failure"), "{text}");
 }
+
+#[test]
+fn an_error_template_seen_only_in_new_is_named_with_its_count() {
+    // Two bundles of the corpus that are not a pair: NEW's only trouble is an error record no
+    // rule explains (a warning cause), which the diff names as a new template.
+    let (old, new) = (
+        "corpus/healthy-rayservice-handmade",
+        "corpus/field-driver-worker-register-failed",
+    );
+    let v = json_of(old, new);
+    let changes = v["changes"].as_array().unwrap();
+    let template = changes
+        .iter()
+        .find(|c| c["kind"] == "template_appeared")
+        .unwrap_or_else(|| panic!("no new template: {v}"));
+    assert!(
+        template["what"]
+            .as_str()
+            .unwrap()
+            .starts_with("Failed to register worker to Raylet"),
+        "{template}"
+    );
+    assert_eq!(template["count"], 1);
+    assert_eq!(changes[0]["what"], "unrecognised_error");
+    // A warning cause fails only when --fail-on reaches down to it.
+    let (_, code) = text_of(old, new, &[]);
+    assert_eq!(code, 0);
+    let (_, code) = text_of(old, new, &["--fail-on", "warning"]);
+    assert_eq!(code, 1);
+}
