@@ -141,6 +141,21 @@ impl Analysis {
     ///
     /// Only when the bundle cannot be opened at all, or the picture's read fails.
     pub fn run(&self, path: &Path) -> Result<Outcome, streamed::Error> {
+        self.run_looking(path, |_| ()).map(|(outcome, ())| outcome)
+    }
+
+    /// [`Analysis::run`], and `look` at the timeline once it is narrowed and ranked, before
+    /// it is dropped: what a command needs of the events beyond the report (`diff` reads the
+    /// Ray objects' specs and states from their facts).
+    ///
+    /// # Errors
+    ///
+    /// As [`Analysis::run`].
+    pub fn run_looking<T>(
+        &self,
+        path: &Path,
+        look: impl FnOnce(&Timeline) -> T,
+    ) -> Result<(Outcome, T), streamed::Error> {
         let started = Instant::now();
         let loaded = self.read(|load| crate::load::load(path, load), &self.load);
         let mut tl = build(loaded?, &self.time);
@@ -156,6 +171,7 @@ impl Analysis {
             report.inventory.sieved();
         }
         report.bundle.filter = self.filter.clone();
+        let looked = look(&tl);
         let unreadable = unnamed.or_else(|| tl.unreadable(path)).or_else(|| {
             // The sieved read kept few lines of files nothing matched: before refusing the
             // bundle, a second look at the head of every file.
@@ -169,11 +185,14 @@ impl Analysis {
                 self.draw(path, tl, &mut report, cfg)?;
             }
         }
-        Ok(Outcome {
-            report,
-            failing,
-            unreadable,
-        })
+        Ok((
+            Outcome {
+                report,
+                failing,
+                unreadable,
+            },
+            looked,
+        ))
     }
 
     /// The page's picture and the whole bundle's counts: a second, streamed read of every

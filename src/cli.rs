@@ -51,6 +51,9 @@ pub enum Command {
     Timeline(TimelineArgs),
     /// Analyse many bundles, in parallel: one JSON line per bundle
     Batch(BatchArgs),
+    /// Say what changed between a bundle that worked (OLD) and one that does not (NEW)
+    #[command(long_about = DIFF_ABOUT)]
+    Diff(DiffArgs),
     /// List the rules, or print one rule's documentation; search Ray's and KubeRay's messages
     Rules(RulesArgs),
     /// Say what a log line is: the component that writes it, what it means, the versions
@@ -94,6 +97,8 @@ pub enum SchemaOf {
     Batch,
     /// One line of `timeline --format json` output
     Timeline,
+    /// `diff --format json`: the `raysift.diff/v1` list of changes
+    Diff,
 }
 
 impl SchemaOf {
@@ -103,6 +108,7 @@ impl SchemaOf {
             SchemaOf::Report => include_str!("../schema/report.v1.json"),
             SchemaOf::Batch => include_str!("../schema/batch.v1.json"),
             SchemaOf::Timeline => include_str!("../schema/timeline.v1.json"),
+            SchemaOf::Diff => include_str!("../schema/diff.v1.json"),
         }
     }
 }
@@ -234,6 +240,14 @@ pub struct ReadArgs {
     /// The bundle: .tar.gz/.tgz, .tar, .zip, a directory, a single file, or - for stdin
     #[arg(help_heading = None)]
     pub bundle: PathBuf,
+    #[command(flatten)]
+    pub how: ReadHow,
+}
+
+/// How any bundle is read: what `analyze`, `timeline` and `diff` share besides the bundle.
+#[derive(Args, Debug)]
+#[command(next_help_heading = "Reading")]
+pub struct ReadHow {
     /// UTC offset of the Ray containers' local time (e.g. +08:00, -0700, UTC); overrides
     /// what raysift infers from the bundle
     #[arg(long, value_name = "OFFSET", allow_hyphen_values = true)]
@@ -491,6 +505,62 @@ pub struct BatchArgs {
     pub min_severity: SeverityArg,
 }
 
+const DIFF_ABOUT: &str = "Say what changed between a bundle that worked (OLD) and one that \
+does not (NEW): \"it worked yesterday\". Both bundles are analysed as `raysift analyze` \
+would (the same rules, limits, --namespace/--object narrowing and redaction), and the \
+differences are \
+listed, the one that matters most first:\n\n\
+- each cause NEW has and OLD had not, at error or above, followed by the changes its evidence \
+quotes (the image tag a pull failed on) and those of the kind that cause is known to follow \
+(an application's import_path under a new bad_import_path, a \
+worker group's replicas under new unschedulable Serve replicas, an image under a new image \
+pull failure);\n\
+- the states that got worse (an application RUNNING in OLD and DEPLOY_FAILED in NEW, a \
+condition Ready turned False, a pod that fails only in NEW);\n\
+- new causes below error; then the versions the bundles state (KubeRay, Ray, Kubernetes, \
+Python), the images (by repository), and the spec fields of each RayService, RayCluster and \
+RayJob found in both: serveConfigV2 read field by field (per application import_path, \
+route_prefix, runtime_env, deployments, num_replicas, ray_actor_options), worker groups by \
+groupName (replicas, min and max, resources, image), the head group, rayStartParams and \
+container env;\n\
+- the error templates no rule claims that NEW has and OLD had not, with their counts; the \
+causes that went away; the Ray objects found in one bundle only.\n\n\
+Objects are matched by kind, namespace and name with the random parts KubeRay adds left \
+out (a RayService's cluster `chat-xk4dz` in OLD is `chat-b7q2m` in NEW). A diff of a bundle \
+with itself prints `no difference`.\n\n\
+Exit codes: 0 no new cause at or above --fail-on (and both bundles read in full), 1 NEW has a \
+cause OLD had not at or above --fail-on, 2 a bundle could not be read (the message names \
+OLD or NEW), or one was read only in part and no new cause fails, or the command line is wrong.";
+
+#[derive(Args, Debug)]
+pub struct DiffArgs {
+    /// The bundle that worked: .tar.gz/.tgz, .tar, .zip, a directory or a single file
+    #[arg(value_name = "OLD")]
+    pub old: PathBuf,
+    /// The bundle that does not: the same forms
+    #[arg(value_name = "NEW")]
+    pub new: PathBuf,
+    /// Output format: text, or the `raysift.diff/v1` JSON (`raysift schema diff`)
+    #[arg(long, short, value_enum, default_value_t = TimelineFormat::Text)]
+    pub format: TimelineFormat,
+    /// Write the diff to FILE instead of standard output
+    #[arg(long, short, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Exit with 1 when NEW has a cause OLD had not at or above this severity (info causes
+    /// are benign and never fail)
+    #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = FailOnArg::Error)]
+    pub fail_on: FailOnArg,
+    /// Also load rules from this directory (they add to or override the built-in ones)
+    #[arg(long, value_name = "DIR")]
+    pub patterns: Option<PathBuf>,
+    #[command(flatten)]
+    pub objects: ObjectArgs,
+    #[command(flatten)]
+    pub redact: RedactArgs,
+    #[command(flatten)]
+    pub read: ReadHow,
+}
+
 #[derive(Args, Debug)]
 pub struct TimelineArgs {
     /// Keep only files whose path, name or source kind matches GLOB (repeatable; `*` and `?`)
@@ -582,6 +652,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Analyze(args) => analyze(args),
         Command::Timeline(args) => timeline(args),
         Command::Batch(args) => batch(args),
+        Command::Diff(args) => diff(args),
         Command::Rules(args) => rules_cmd(args),
         Command::Explain(args) => explain(args),
         Command::CheckPatterns(args) => check_patterns(args),
@@ -652,7 +723,7 @@ fn collect(args: CollectArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn load_config(read: &ReadArgs) -> Result<(LoadConfig, TimeConfig), Failure> {
+fn load_config(read: &ReadHow) -> Result<(LoadConfig, TimeConfig), Failure> {
     let threads = match read.threads {
         Some(0) => return Err(Failure::usage("--threads must be at least 1")),
         Some(n) => n,
@@ -745,7 +816,7 @@ fn analyze(args: AnalyzeArgs) -> Result<ExitCode, Failure> {
     };
     let mut redactor = args.redact.redactor();
     let mut buf: Vec<u8> = Vec::new();
-    let (load_cfg, time_cfg) = load_config(&args.read)?;
+    let (load_cfg, time_cfg) = load_config(&args.read.how)?;
     if args.inventory {
         // The inventory counts every line: a streamed full read, nothing kept.
         let bar = ReadingBar::default();
@@ -904,6 +975,37 @@ fn batch(args: BatchArgs) -> Result<ExitCode, Failure> {
         dry_run: args.dry_run,
     };
     crate::batch::run(&cfg, &analysis)
+}
+
+fn diff(args: DiffArgs) -> Result<ExitCode, Failure> {
+    check_fail_on(args.fail_on)?;
+    if args.old == Path::new("-") && args.new == Path::new("-") {
+        return Err(Failure::usage(
+            "OLD and NEW cannot both be standard input: give at most one of them as -",
+        ));
+    }
+    let rules = load_rules(args.patterns.as_deref())?;
+    let filter = args.objects.filter()?;
+    let (load_cfg, time_cfg) = load_config(&args.read)?;
+    let fail_on = Severity::from(args.fail_on);
+    let analysis = Analysis::new(rules, load_cfg, time_cfg)
+        .fail_on(fail_on)
+        .filter(filter)
+        .progress(Arc::new(ReadingBar::default()));
+    let mut diff = crate::diff::run(&analysis, &args.old, &args.new, fail_on)?;
+    if let Some(r) = &mut args.redact.redactor() {
+        diff.redact(r);
+    }
+    let mut buf: Vec<u8> = Vec::new();
+    match args.format {
+        TimelineFormat::Text => crate::diff::render::text(&mut buf, &diff)?,
+        TimelineFormat::Json => {
+            serde_json::to_writer_pretty(&mut buf, &diff).map_err(io::Error::from)?;
+            buf.push(b'\n');
+        }
+    }
+    emit(args.out.as_deref(), &buf)?;
+    Ok(ExitCode::from(diff.exit_code()))
 }
 
 /// Columns to wrap text to: only on a terminal; `COLUMNS` when set (an override: shells keep
@@ -1082,7 +1184,7 @@ fn timeline(args: TimelineArgs) -> Result<ExitCode, Failure> {
     // Streamed: the selected events are put aside as the bundle is read and written in
     // timeline order once every time is resolved (redacted on the way out, selected on the
     // bundle's own text).
-    let (load_cfg, time_cfg) = load_config(&args.read)?;
+    let (load_cfg, time_cfg) = load_config(&args.read.how)?;
     let bar = ReadingBar::default();
     let load_cfg = LoadConfig {
         progress: bar.start(),

@@ -14,6 +14,7 @@ pub mod collect;
 pub mod collected;
 pub mod complete;
 pub mod diag;
+pub mod diff;
 pub mod event;
 pub mod exit;
 pub mod explain;

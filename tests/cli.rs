@@ -2200,7 +2200,7 @@ fn object_and_namespace_filters_narrow_to_one_workload() {
 
 #[test]
 fn schema_prints_the_shipped_schemas_and_timeline_lines_follow_theirs() {
-    for which in ["report", "batch", "timeline"] {
+    for which in ["report", "batch", "timeline", "diff"] {
         let printed = stdout_of(&["schema", which]);
         let file = std::fs::read(common::root().join(format!("schema/{which}.v1.json"))).unwrap();
         assert_eq!(

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 /// same table.
 const LAYERS: &[(&str, &[&str])] = &[
     ("the command line", &["cli"]),
-    ("the other commands", &["batch", "collect"]),
+    ("the other commands", &["batch", "collect", "diff"]),
     ("the pipeline", &["analysis"]),
     ("the streamed reads", &["streamed"]),
     (

@@ -79,7 +79,7 @@ fn steps(path: &str) -> Vec<Step<'_>> {
 
 /// The key as the line writes it (`- "numReplicas": 2` → `numReplicas`), when it normalises
 /// to the path's last step; else that step.
-fn written_key(message: &str, step: &str) -> String {
+pub fn written_key(message: &str, step: &str) -> String {
     let mut s = message.trim_start();
     while let Some(rest) = s.strip_prefix("- ").or_else(|| s.strip_prefix("-\t")) {
         s = rest.trim_start();
