@@ -732,9 +732,8 @@ mod tests {
     #[test]
     fn actor_states_and_deaths() {
         let evs = events(ACTOR);
-        let [alive, killed, raised, supervisor] = &evs[..] else {
-            panic!("four events");
-        };
+        assert_eq!(evs.len(), 4);
+        let (alive, killed, raised, supervisor) = (&evs[0], &evs[1], &evs[2], &evs[3]);
         assert_eq!(alive.level, Level::Info);
         assert_eq!(alive.component, "EXPORT_ACTOR");
         assert_eq!(
@@ -865,9 +864,8 @@ mod tests {
     #[test]
     fn tasks_that_fail_and_tasks_that_finish() {
         let evs = events(TASK);
-        let [raised, exited, finished, profile] = &evs[..] else {
-            panic!("four events");
-        };
+        assert_eq!(evs.len(), 4);
+        let (raised, exited, finished, profile) = (&evs[0], &evs[1], &evs[2], &evs[3]);
         assert_eq!(raised.level, Level::Error);
         assert_eq!(
             first_line(raised),
