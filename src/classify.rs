@@ -36,6 +36,7 @@ enum Family {
     WorkerMarkers,
     RayStart,
     RayEvent,
+    RayExportEvent,
 }
 
 static ZAP_CONSOLE: LazyLock<Regex> = LazyLock::new(|| {
@@ -149,6 +150,7 @@ fn sniff(window: &[u8]) -> Option<Family> {
         5 => Family::WorkerMarkers,
         6 => Family::RayStart,
         7 => Family::RayEvent,
+        8 => Family::RayExportEvent,
         _ => Family::Operator,
     })
 }
@@ -236,8 +238,11 @@ fn json_array_start(t: &str) -> bool {
 }
 
 /// Per-line votes: 0 operator, 1 Ray Python, 2 Ray C++, 3 Serve, 4 wait-gcs, 5 worker markers,
-/// 6 `ray start` output, 7 Ray events.
+/// 6 `ray start` output, 7 Ray events, 8 Ray export events.
 fn line_family(text: &str) -> Option<usize> {
+    if crate::parse::export_event::is_export_line(text) {
+        return Some(8);
+    }
     if text.starts_with('{')
         && text.contains("\"event_id\"")
         && text.contains("\"source_type\"")
@@ -372,6 +377,7 @@ fn refine(family: Family, name: &str, path: &str) -> SourceKind {
         }
         Family::WaitGcs => SourceKind::InitContainer,
         Family::RayEvent => SourceKind::RayEvent,
+        Family::RayExportEvent => SourceKind::RayExportEvent,
         Family::WorkerMarkers => SourceKind::Worker,
         Family::RayStart => match by_name(name, path) {
             Some(
@@ -401,7 +407,10 @@ fn by_name(name: &str, path: &str) -> Option<SourceKind> {
     let in_serve = path.contains("/serve/") || path.starts_with("serve/");
     let yaml = stem.ends_with(".yaml") || stem.ends_with(".yml");
     let in_events = path.contains("/events/") || path.starts_with("events/");
-    let kind = if in_events && name.starts_with("event_") && name.ends_with(".log") {
+    let in_export = path.contains("/export_events/") || path.starts_with("export_events/");
+    let kind = if in_export && name.starts_with("event_export_") && name.ends_with(".log") {
+        SourceKind::RayExportEvent
+    } else if in_events && name.starts_with("event_") && name.ends_with(".log") {
         SourceKind::RayEvent
     } else if in_serve && (stem.ends_with(".log") || stem.ends_with(".json")) {
         serve_kind(name)
@@ -654,6 +663,16 @@ mod tests {
         check("random.bin", "", "unknown");
         check("logs/events/event_GCS.log", "", "ray_event");
         check("logs/events/event_GCS.0.log", "", "ray_event");
+        check(
+            "logs/export_events/event_EXPORT_ACTOR.log",
+            "",
+            "ray_export_event",
+        );
+        check(
+            "session_latest/logs/export_events/event_EXPORT_TASK_4035.log",
+            "",
+            "ray_export_event",
+        );
     }
 
     #[test]
@@ -680,6 +699,23 @@ mod tests {
             );
         }
         assert_eq!(classify("logs\\raylet.out", b"").as_str(), "raylet");
+    }
+
+    #[test]
+    fn ray_export_event_files() {
+        // Ray 2.60.0 (`scripts/realrun`, export-actor-failures): the C++ writer (keys sorted,
+        // `event_data` first), cut as the classifier's window may cut a long line, and the
+        // Python writer's spaced JSON, pasted under any name.
+        check(
+            "x/event_EXPORT_NODE.log",
+            r#"{"event_data":{"death_info":{"reason":"UNSPECIFIED","reason_message":""},"end_time_ms":"0","is_head_node":true,"labels":{"ray.io/node-id":"9460d9b5"#,
+            "ray_export_event",
+        );
+        check(
+            "pasted.txt",
+            r#"{"event_id": "EecB198F09B53a4aC4", "timestamp": 1796565565, "source_type": "EXPORT_SUBMISSION_JOB", "event_data": {"submission_job_id": "raysubmit_S7AKSdZxe6MTsWcK", "status": "PENDING", "metadata": {}}}"#,
+            "ray_export_event",
+        );
     }
 
     #[test]

@@ -161,6 +161,10 @@ pub enum SourceKind {
     /// Ray's structured events (`logs/events/event_RAYLET.log`, `event_GCS.log`, …): one
     /// JSON object a line, with a severity, a source and a label.
     RayEvent,
+    /// Ray's export events (`logs/export_events/event_EXPORT_ACTOR.log`, …, Ray 2.40+ with
+    /// `RAY_enable_export_api_write`): one JSON object a line, an actor's, node's, job's or
+    /// task's new state.
+    RayExportEvent,
     DescribeRayService,
     DescribeRayCluster,
     DescribeRayJob,
@@ -181,7 +185,7 @@ pub enum SourceKind {
 }
 
 impl SourceKind {
-    pub const ALL: [SourceKind; 30] = [
+    pub const ALL: [SourceKind; 31] = [
         SourceKind::Operator,
         SourceKind::Dashboard,
         SourceKind::DashboardAgent,
@@ -201,6 +205,7 @@ impl SourceKind {
         SourceKind::RayContainer,
         SourceKind::InitContainer,
         SourceKind::RayEvent,
+        SourceKind::RayExportEvent,
         SourceKind::DescribeRayService,
         SourceKind::DescribeRayCluster,
         SourceKind::DescribeRayJob,
@@ -240,6 +245,7 @@ impl SourceKind {
             SourceKind::RayContainer => "ray_container",
             SourceKind::InitContainer => "init_container",
             SourceKind::RayEvent => "ray_event",
+            SourceKind::RayExportEvent => "ray_export_event",
             SourceKind::DescribeRayService => "describe_rayservice",
             SourceKind::DescribeRayCluster => "describe_raycluster",
             SourceKind::DescribeRayJob => "describe_rayjob",

@@ -52,15 +52,17 @@ class Scenario:
     benign: list[str] = field(default_factory=list)
     # Per-version overrides of `expected`/`decisive`, keyed by the version's "major.minor".
     wording: dict[str, dict] = field(default_factory=dict)
+    # Environment of every command of the run (`ray start` and the jobs it runs).
+    env: dict[str, str] = field(default_factory=dict)
 
 
 SCENARIOS: dict[str, Scenario] = {}
 
 
-def scenario(name, story, expected, decisive=(), benign=(), wording=None):
+def scenario(name, story, expected, decisive=(), benign=(), wording=None, env=None):
     def register(fn):
         SCENARIOS[name] = Scenario(
-            name, story, list(expected), list(decisive), list(benign), wording or {}
+            name, story, list(expected), list(decisive), list(benign), wording or {}, env or {}
         )
         SCENARIOS[name].run = fn
         return fn
@@ -464,6 +466,68 @@ def _(run: Run):
     run.stop()
 
 
+# ---------------------------------------------------------------- export events
+# Ray 2.40 and later write `logs/export_events/event_EXPORT_<TYPE>.log` (one JSON object a
+# line: actors, nodes, driver and submission jobs, tasks) when this variable is set.
+
+EXPORT = {"RAY_enable_export_api_write": "1"}
+
+
+@scenario(
+    "export-actor-failures",
+    "with `RAY_enable_export_api_write=1` (Ray's export events on), `ray job submit` of a job "
+    "whose task raises, whose other task's worker exits with `os._exit(3)`, whose actor `Cache` "
+    "is killed with SIGKILL, and whose actor `FeatureStore` raises in its constructor; the "
+    "driver fails on FeatureStore's death and the job ends FAILED.",
+    ["rayjob_entrypoint_failed"],
+    ["feature table 'users_v2' not found"],
+    env=EXPORT,
+)
+def _(run: Run):
+    run.start()
+    run.sh("ray", "job", "submit", "--working-dir", APPS, "--", "python", "jobs.py", "actor_failures")
+    run.stop()
+
+
+@scenario(
+    "export-raylet-killed",
+    "with `RAY_enable_export_api_write=1` (Ray's export events on), `ray job submit --no-wait` "
+    "of a long job, then the raylet process is killed with SIGKILL (as the kernel's OOM killer "
+    "would); the GCS marks the node dead.",
+    ["node_died"],
+    ["marked dead because the detector has missed too many heartbeats", "is dead because the health check failed"],
+    env=EXPORT,
+)
+def _(run: Run):
+    run.start()
+    run.sh(
+        "ray", "job", "submit", "--no-wait", "--working-dir", APPS, "--",
+        "python", "jobs.py", "long_running",
+    )
+    time.sleep(10)
+    pid = run.pid_of("raylet/raylet")
+    if pid is None:
+        raise RuntimeError("no raylet process")
+    os.kill(pid, signal.SIGKILL)
+    time.sleep(40)
+    run.stop()
+
+
+@scenario(
+    "healthy-export-job",
+    "with `RAY_enable_export_api_write=1` (Ray's export events on), `ray job submit` of a job "
+    "that succeeds (ten tasks and an actor that adds their results), `ray stop`.",
+    [],
+    env=EXPORT,
+)
+def _(run: Run):
+    run.start()
+    run.sh(
+        "ray", "job", "submit", "--working-dir", APPS, "--", "python", "jobs.py", "healthy_actors"
+    )
+    run.stop()
+
+
 # ---------------------------------------------------------------- packing
 
 
@@ -486,6 +550,8 @@ def rewrite(text: str, work: Path, version: str) -> str:
     """Names no machine: this venv, the apps folder, the host name and its addresses."""
     venv = str(work / f"venv-{version}")
     text = text.replace(venv, "/home/ray/anaconda3")
+    # A venv reached through a link names its real place too.
+    text = text.replace(str((work / f"venv-{version}").resolve()), "/home/ray/anaconda3")
     text = text.replace(sys.base_prefix, "/home/ray/anaconda3")
     text = text.replace(str(APPS), "/home/ray/app")
     text = text.replace(str(work / "bundles"), "/home/ray")
@@ -579,6 +645,7 @@ def run_one(version: str, name: str, work: Path, out: Path) -> None:
     bundle = work / "bundles" / f"run-{version}-{name}"
     shutil.rmtree(bundle, ignore_errors=True)
     run = Run(version, work, bundle)
+    run.env.update(sc.env)
     run.sh("ray", "--version")
     started = time.time()
     try:

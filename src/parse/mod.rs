@@ -9,6 +9,7 @@
 pub mod abort;
 pub mod block_time;
 pub mod describe;
+pub mod export_event;
 pub mod fold_key;
 pub mod generic;
 pub mod kube_events;
@@ -262,6 +263,7 @@ pub enum Format {
     KubeTable,
     KubeObject,
     RayEvent,
+    RayExportEvent,
     Generic,
 }
 
@@ -299,6 +301,7 @@ impl Format {
             K::KubeTable => Format::KubeTable,
             K::KubeObject | K::BundleMeta => Format::KubeObject,
             K::RayEvent => Format::RayEvent,
+            K::RayExportEvent => Format::RayExportEvent,
             K::Unknown => Format::Generic,
         }
     }
@@ -451,6 +454,7 @@ fn parse_at(
         Format::KubeTable => kube_table::parse(input, &mut out),
         Format::KubeObject => kube_object::parse(input, &mut out),
         Format::RayEvent => ray_event::parse(input, &mut out),
+        Format::RayExportEvent => export_event::parse(input, &mut out),
         Format::Generic => generic::parse(input, &mut out),
     }
     out
