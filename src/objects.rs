@@ -944,6 +944,34 @@ mod tests {
         assert!(Filter::new(None, Some("fraud-scorer")).is_err());
         assert!(Filter::new(Some("Not A Namespace"), None).is_err());
         assert_eq!(Filter::new(None, None), Ok(None));
+        // `KIND/NAMESPACE/NAME`, as the report prints an object, is the two flags in one.
+        assert_eq!(
+            Filter::new(None, Some("RayCluster/batch/json-etl-5xq7w")),
+            Filter::new(Some("batch"), Some("RayCluster/json-etl-5xq7w"))
+        );
+        assert!(Filter::new(Some("batch"), Some("RayCluster/batch/json-etl-5xq7w")).is_ok());
+        assert!(Filter::new(Some("default"), Some("RayCluster/batch/json-etl-5xq7w")).is_err());
+    }
+
+    #[test]
+    fn a_history_server_key_names_its_cluster() {
+        let nothing = BundleObjects::default();
+        let path = "copy/cluster-history/rayjob/batch/json-etl/json-etl-5xq7w/\
+                    session_2026-12-06_08-23-58_143912_32131/\
+                    24eb7237035484a410a14812d63667e0e8c96cea74db8a2183e7eee6/logs/raylet.out";
+        assert_eq!(
+            nothing.pod_of_path(path).map(|o| o.to_string()).as_deref(),
+            Some("RayCluster batch/json-etl-5xq7w")
+        );
+        let ev = ev("", &[]);
+        for (object, verdict) in [
+            ("raycluster/json-etl-5xq7w", Verdict::Named),
+            ("rayjob/json-etl", Verdict::Named),
+            ("raycluster/echo-serve", Verdict::Other),
+        ] {
+            let f = Filter::new(None, Some(object)).unwrap().unwrap();
+            assert_eq!(f.judge(&ev, path), verdict, "{object}");
+        }
     }
 
     #[test]
