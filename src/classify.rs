@@ -84,8 +84,18 @@ pub fn classify(path: &str, bytes: &[u8]) -> SourceKind {
     let family = table_window(window, bytes.len() > window.len()).or_else(|| sniff(window));
     match family {
         Some(family) => refine(family, &name, path),
-        None => by_name(&name, path).unwrap_or(SourceKind::Unknown),
+        None => by_name(&name, path)
+            .or_else(|| history_server_marker(path, bytes))
+            .unwrap_or(SourceKind::Unknown),
     }
+}
+
+/// The empty file the KubeRay History Server's collector writes for each session of a
+/// cluster (`cluster-metadata/<kind>/<ns>_<cluster>/<session>`): what the bundle is, no log.
+fn history_server_marker(path: &str, bytes: &[u8]) -> Option<SourceKind> {
+    let marker = crate::history_server::place(path)
+        .is_some_and(|p| p.part == crate::history_server::Part::Marker);
+    (marker && bytes.iter().all(u8::is_ascii_whitespace)).then_some(SourceKind::BundleMeta)
 }
 
 fn file_name(path: &str) -> &str {
@@ -481,6 +491,19 @@ mod tests {
     #[track_caller]
     fn check(path: &str, content: &str, expect: &str) {
         assert_eq!(classify(path, content.as_bytes()).as_str(), expect);
+    }
+
+    #[test]
+    fn a_history_server_session_marker_is_bundle_metadata() {
+        let marker =
+            "copy/cluster-metadata/raycluster/default_echo-serve/session_2026-12-06_08-31-50_970423_12919";
+        check(marker, "", "bundle_meta");
+        // Any other empty file without a known name stays unknown.
+        check(
+            "copy/notes/session_2026-12-06_08-31-50_970423_12919",
+            "",
+            "unknown",
+        );
     }
 
     #[test]

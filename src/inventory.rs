@@ -2,13 +2,14 @@
 //! decisions, capture time and diagnostics. Computed once from a timeline; rendered by
 //! `report::inventory`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
 use crate::collected::Collected;
 use crate::diag::Diagnostic;
 use crate::event::{format_rfc3339, Event, Micros};
+use crate::history_server::{self, Cluster, Generation};
 use crate::redact::Redactor;
 use crate::timeline::{format_offset, Timeline};
 use crate::words::count;
@@ -37,8 +38,126 @@ pub struct Inventory {
     /// Set for a bundle written by `raysift collect`: its metadata's versions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub collected: Option<Collected>,
+    /// Set for a copy of the KubeRay History Server's storage: the layout and the clusters
+    /// its keys name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layout: Option<Layout>,
     pub file_list: Vec<FileRow>,
     pub diagnostics: Vec<Diagnostic>,
+}
+
+/// A bundle laid out as the KubeRay History Server's storage (`history_server`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Layout {
+    /// [`history_server::LAYOUT`].
+    pub name: &'static str,
+    /// The generation of the collector's keys (`v1.7`, `v1.6`), of most files.
+    pub generation: Generation,
+    /// The clusters the keys name, by namespace and name.
+    pub clusters: Vec<LayoutCluster>,
+}
+
+/// One cluster of a History Server copy.
+#[derive(Clone, Debug, Serialize)]
+pub struct LayoutCluster {
+    /// `RayCluster`.
+    pub kind: &'static str,
+    pub namespace: String,
+    pub name: String,
+    /// The RayJob or RayService that owns it, as `Kind namespace/name`, when the key says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// Ray's session folders, sorted.
+    pub sessions: Vec<String>,
+    /// Ray nodes (folders of node ids) with files.
+    pub nodes: usize,
+    pub files: usize,
+}
+
+impl Layout {
+    /// The layout of files at `paths`, if any of them follows the History Server's.
+    pub fn of<'a>(paths: impl IntoIterator<Item = &'a str>) -> Option<Layout> {
+        type Seen = (BTreeSet<String>, BTreeSet<String>, usize);
+        let mut clusters: BTreeMap<Cluster, Seen> = BTreeMap::new();
+        let mut generations: BTreeMap<Generation, usize> = BTreeMap::new();
+        for p in paths.into_iter().filter_map(history_server::place) {
+            *generations.entry(p.generation).or_default() += 1;
+            let seen = clusters.entry(p.cluster).or_default();
+            seen.0.insert(p.session);
+            seen.1.extend(p.node);
+            seen.2 += 1;
+        }
+        let generation = generations
+            .into_iter()
+            .max_by_key(|(g, n)| (*n, std::cmp::Reverse(*g)))?
+            .0;
+        Some(Layout {
+            name: history_server::LAYOUT,
+            generation,
+            clusters: clusters
+                .into_iter()
+                .map(|(c, (sessions, nodes, files))| LayoutCluster {
+                    kind: "RayCluster",
+                    owner: c
+                        .owner
+                        .as_ref()
+                        .map(|(kind, name)| format!("{kind} {}/{name}", c.namespace)),
+                    namespace: c.namespace,
+                    name: c.name,
+                    sessions: sessions.into_iter().collect(),
+                    nodes: nodes.len(),
+                    files,
+                })
+                .collect(),
+        })
+    }
+
+    /// What an inventory says of it: `kuberay-history-server (collector keys v1.7), 2
+    /// clusters: RayCluster default/echo-serve (1 session, 1 node, 46 files); …`.
+    pub fn line(&self) -> String {
+        let generation = match self.generation {
+            Generation::Hierarchical => "v1.7",
+            Generation::Flat => "v1.6",
+        };
+        let clusters: Vec<String> = self
+            .clusters
+            .iter()
+            .map(|c| {
+                let owner = c
+                    .owner
+                    .as_ref()
+                    .map_or(String::new(), |o| format!(" of {o}"));
+                format!(
+                    "{} {}/{}{owner} ({}, {}, {})",
+                    c.kind,
+                    c.namespace,
+                    c.name,
+                    count(c.sessions.len() as u64, "session", "sessions"),
+                    count(c.nodes as u64, "node", "nodes"),
+                    count(c.files as u64, "file", "files"),
+                )
+            })
+            .collect();
+        format!(
+            "{} (collector keys {generation}), {}: {}",
+            self.name,
+            count(self.clusters.len() as u64, "cluster", "clusters"),
+            clusters.join("; ")
+        )
+    }
+
+    fn redact(&mut self, r: &mut Redactor) {
+        for c in &mut self.clusters {
+            r.in_place(&mut c.namespace);
+            r.in_place(&mut c.name);
+            if let Some(o) = &mut c.owner {
+                r.in_place(o);
+            }
+            for s in &mut c.sessions {
+                r.in_place(s);
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -104,6 +223,9 @@ impl Inventory {
             for f in &mut z.files {
                 r.in_place(f);
             }
+        }
+        if let Some(l) = &mut self.layout {
+            l.redact(r);
         }
         for f in &mut self.file_list {
             r.in_place(&mut f.path);
@@ -216,6 +338,7 @@ impl Inventory {
             capture_time: tl.capture.as_ref().map(|c| format_rfc3339(c.micros)),
             capture_basis: tl.capture.as_ref().map(|c| c.basis.clone()),
             collected: tl.collected.clone(),
+            layout: Layout::of(tl.files.iter().map(|f| f.path.as_str())),
             file_list: tl
                 .files
                 .iter()

@@ -17,6 +17,7 @@
 use std::collections::BTreeSet;
 
 use crate::event::{Event, Micros, SourceKind, TsQuality, MICROS_PER_SEC};
+use crate::history_server::Clusters;
 use crate::rules::engine::Finding;
 use crate::rules::lifecycle::{names, own_stops, recoveries, tellers, Recovery, Scope};
 use crate::rules::Severity;
@@ -238,6 +239,8 @@ pub fn recovered(tl: &Timeline, stops: &[Stop], findings: &mut [Finding]) {
     if recoveries.is_empty() {
         return;
     }
+    // A History Server copy holds several clusters: a line of one recovers none of another.
+    let clusters = Clusters::of(tl.files.iter().map(|f| f.path.as_str()));
     for f in findings.iter_mut() {
         if f.severity.is_some() || f.evidence.is_empty() {
             continue;
@@ -250,7 +253,10 @@ pub fn recovered(tl: &Timeline, stops: &[Stop], findings: &mut [Finding]) {
             let Some(at) = precise(ev) else {
                 return false;
             };
-            match recoveries.iter().find_map(|rec| back_of(tl, rec, ev, at)) {
+            match recoveries
+                .iter()
+                .find_map(|rec| back_of(tl, &clusters, rec, ev, at))
+            {
                 Some(back) => {
                     backs.push((at, back));
                     true
@@ -297,10 +303,17 @@ pub fn recovered(tl: &Timeline, stops: &[Stop], findings: &mut [Finding]) {
 
 /// The recovery `rec` tells of the failure `ev` (at `at`): the first line after it saying
 /// every object the failure names is back, and whether any failed again after that.
-fn back_of<'r>(tl: &Timeline, rec: &'r Recovery, ev: &Event, at: Micros) -> Option<Back<'r>> {
+fn back_of<'r>(
+    tl: &Timeline,
+    clusters: &Clusters,
+    rec: &'r Recovery,
+    ev: &Event,
+    at: Micros,
+) -> Option<Back<'r>> {
     if let Some(within) = rec.within {
-        return back_within(tl, rec, ev, at, within);
+        return back_within(tl, clusters, rec, ev, at, within);
     }
+    let apart = |e: &Event| clusters.apart(ev.file as usize, e.file as usize);
     let key = rec
         .fails
         .captures(&ev.message)?
@@ -318,7 +331,7 @@ fn back_of<'r>(tl: &Timeline, rec: &'r Recovery, ev: &Event, at: Micros) -> Opti
             .iter()
             .enumerate()
             .filter_map(|(i, e)| Some((precise(e)?, i, e)))
-            .filter(|(t, _, _)| *t > at)
+            .filter(|(t, _, e)| *t > at && !apart(e))
             .find(|(_, _, e)| {
                 rec.recovers
                     .captures(&e.message)
@@ -333,10 +346,12 @@ fn back_of<'r>(tl: &Timeline, rec: &'r Recovery, ev: &Event, at: Micros) -> Opti
     let (back_at, event) = last?;
     // A failure of one of the same objects after the recovery: it came back.
     let again = failed_again(tl, back_at, |e| {
-        rec.fails
-            .captures(&e.message)
-            .and_then(|c| c.name("key"))
-            .is_some_and(|k| names(k.as_str()).iter().any(|n| objects.contains(n)))
+        !apart(e)
+            && rec
+                .fails
+                .captures(&e.message)
+                .and_then(|c| c.name("key"))
+                .is_some_and(|k| names(k.as_str()).iter().any(|n| objects.contains(n)))
     });
     Some(Back {
         event,
@@ -350,6 +365,7 @@ fn back_of<'r>(tl: &Timeline, rec: &'r Recovery, ev: &Event, at: Micros) -> Opti
 /// after it, and whether the same failure came again after that.
 fn back_within<'r>(
     tl: &Timeline,
+    clusters: &Clusters,
     rec: &'r Recovery,
     ev: &Event,
     at: Micros,
@@ -358,15 +374,16 @@ fn back_within<'r>(
     if !rec.fails.is_match(&ev.message) {
         return None;
     }
+    let apart = |e: &Event| clusters.apart(ev.file as usize, e.file as usize);
     let (back_at, event) = tl
         .events
         .iter()
         .enumerate()
         .filter_map(|(i, e)| Some((precise(e)?, i, e)))
-        .filter(|(t, _, _)| *t > at && *t <= at + within)
+        .filter(|(t, _, e)| *t > at && *t <= at + within && !apart(e))
         .find(|(_, _, e)| rec.recovers.is_match(&e.message))
         .map(|(t, i, _)| (t, i))?;
-    let again = failed_again(tl, back_at, |e| rec.fails.is_match(&e.message));
+    let again = failed_again(tl, back_at, |e| !apart(e) && rec.fails.is_match(&e.message));
     Some(Back {
         event,
         at: back_at,

@@ -19,6 +19,7 @@ pub mod event;
 pub mod exit;
 pub mod explain;
 pub mod glob;
+pub mod history_server;
 pub mod inventory;
 pub mod judge;
 pub mod load;

@@ -12,7 +12,9 @@
 //!   `rayCluster`, `clusterName`, `head Pod` values;
 //! - a file's path, for the logs of one pod (`<ns>/<pod>/logs.txt` of a cluster-info dump,
 //!   `…/<pod>/raylet.out`): a folder named like a pod the bundle lists, or like a KubeRay
-//!   head or worker pod.
+//!   head or worker pod; in a copy of the KubeRay History Server's storage, the RayCluster
+//!   the key names (`cluster-history/<kind>/<ns>/[<owner>/]<cluster>/…`), so that
+//!   `--object RayCluster/<cluster>` keeps one cluster's files of several.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -369,8 +371,12 @@ impl BundleObjects {
         files.iter().map(|f| self.pod_of_path(&f.path)).collect()
     }
 
-    /// The pod whose logs a file holds, from a folder of its path.
+    /// The pod whose logs a file holds, from a folder of its path; in a copy of the KubeRay
+    /// History Server's storage, the RayCluster its key names (`history_server`).
     pub fn pod_of_path(&self, path: &str) -> Option<ObjectRef> {
+        if let Some(p) = crate::history_server::place(path) {
+            return ObjectRef::new("RayCluster", Some(&p.cluster.namespace), &p.cluster.name);
+        }
         let mut dirs: Vec<&str> = path.split('/').collect();
         dirs.pop();
         // The innermost folder that names a pod: `<ns>/<pod>/logs.txt`,
@@ -509,6 +515,21 @@ impl Filter {
         if namespace.is_none() && object.is_none() {
             return Ok(None);
         }
+        // `KIND/NAMESPACE/NAME`, as the report prints an object, names the namespace too.
+        let mut namespace = namespace.map(str::to_string);
+        let mut object = object.map(str::to_string);
+        if let Some(o) = object.clone() {
+            if let [kind, ns, name] = o.splitn(3, '/').collect::<Vec<_>>().as_slice() {
+                if let Some(given) = namespace.as_deref().filter(|given| given != ns) {
+                    return Err(format!(
+                        "--object {o:?} names namespace {ns:?} but --namespace {given:?}"
+                    ));
+                }
+                namespace = Some((*ns).to_string());
+                object = Some(format!("{kind}/{name}"));
+            }
+        }
+        let (namespace, object) = (namespace.as_deref(), object.as_deref());
         let namespace = match namespace {
             Some(ns) if plausible_name(ns) => Some(ns.to_string()),
             Some(ns) => {
@@ -523,7 +544,7 @@ impl Filter {
             Some(o) => {
                 let bad = || {
                     format!(
-                        "--object {o:?}: expected KIND/NAME, KIND one of {} (e.g. rayservice/fraud-scorer)",
+                        "--object {o:?}: expected KIND/NAME or KIND/NAMESPACE/NAME, KIND one of {} (e.g. rayservice/fraud-scorer)",
                         FILTER_KINDS.join(", ")
                     )
                 };
@@ -923,6 +944,34 @@ mod tests {
         assert!(Filter::new(None, Some("fraud-scorer")).is_err());
         assert!(Filter::new(Some("Not A Namespace"), None).is_err());
         assert_eq!(Filter::new(None, None), Ok(None));
+        // `KIND/NAMESPACE/NAME`, as the report prints an object, is the two flags in one.
+        assert_eq!(
+            Filter::new(None, Some("RayCluster/batch/json-etl-5xq7w")),
+            Filter::new(Some("batch"), Some("RayCluster/json-etl-5xq7w"))
+        );
+        assert!(Filter::new(Some("batch"), Some("RayCluster/batch/json-etl-5xq7w")).is_ok());
+        assert!(Filter::new(Some("default"), Some("RayCluster/batch/json-etl-5xq7w")).is_err());
+    }
+
+    #[test]
+    fn a_history_server_key_names_its_cluster() {
+        let nothing = BundleObjects::default();
+        let path = "copy/cluster-history/rayjob/batch/json-etl/json-etl-5xq7w/\
+                    session_2026-12-06_08-23-58_143912_32131/\
+                    24eb7237035484a410a14812d63667e0e8c96cea74db8a2183e7eee6/logs/raylet.out";
+        assert_eq!(
+            nothing.pod_of_path(path).map(|o| o.to_string()).as_deref(),
+            Some("RayCluster batch/json-etl-5xq7w")
+        );
+        let ev = ev("", &[]);
+        for (object, verdict) in [
+            ("raycluster/json-etl-5xq7w", Verdict::Named),
+            ("rayjob/json-etl", Verdict::Named),
+            ("raycluster/echo-serve", Verdict::Other),
+        ] {
+            let f = Filter::new(None, Some(object)).unwrap().unwrap();
+            assert_eq!(f.judge(&ev, path), verdict, "{object}");
+        }
     }
 
     #[test]

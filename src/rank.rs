@@ -14,6 +14,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::event::{format_rfc3339, Micros, MICROS_PER_SEC};
+use crate::history_server::Clusters;
 use crate::inventory::Inventory;
 use crate::model::{
     BundleInfo, Cause, Evidence, KnownIssueRef, Report, Stats, Symptom, SCHEMA, VERSION,
@@ -117,11 +118,26 @@ pub fn rank(
     // Who explains whom, among present causes.
     let score = |m: &Merged| m.severity.weight() * m.confidence;
     let ids: Vec<String> = by_id.keys().cloned().collect();
+    // A History Server copy holds several clusters: a cause of one explains nothing of
+    // another (a requested stop of a healthy cluster is not why another one's job failed).
+    let clusters = Clusters::of(tl.files.iter().map(|f| f.path.as_str()));
+    let clusters_of = |m: &Merged| -> BTreeSet<&crate::history_server::Cluster> {
+        m.evidence
+            .iter()
+            .filter_map(|(r, _)| tl.events.get(r.event))
+            .filter_map(|ev| clusters.of_file(ev.file as usize))
+            .collect()
+    };
+    let apart = |a: &Merged, b: &Merged| {
+        let (a, b) = (clusters_of(a), clusters_of(b));
+        !a.is_empty() && !b.is_empty() && a.is_disjoint(&b)
+    };
     let mut parent: BTreeMap<String, String> = BTreeMap::new();
     for id in &ids {
         let mut explainers: Vec<&Merged> = by_id
             .values()
             .filter(|m| m.id != *id && m.explains.contains(id))
+            .filter(|m| by_id.get(id).is_none_or(|me| !apart(m, me)))
             .filter(|m| {
                 // Mutual explanation: the stronger one is the cause.
                 let mutual = by_id.get(id).is_some_and(|me| me.explains.contains(&m.id));

@@ -43,6 +43,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "bundle",
             "collected",
             "complete",
+            "history_server",
             "parse",
             "redact",
             "versions",

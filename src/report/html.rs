@@ -688,6 +688,9 @@ fn write_inventory(w: &mut dyn Write, report: &Report) -> io::Result<()> {
             esc(&crate::inventory::collected_line(c))
         )?;
     }
+    if let Some(l) = &inv.layout {
+        write!(w, " Layout: {}.", esc(&l.line()))?;
+    }
     writeln!(w, "</p>")?;
     if !inv.zones.is_empty() {
         writeln!(w, "<h4>Time zones of Ray logs</h4>\n<ul>")?;

@@ -38,6 +38,9 @@ pub fn write_text(w: &mut dyn Write, inv: &Inventory, style: Style) -> io::Resul
             crate::inventory::collected_line(c)
         )?;
     }
+    if let Some(l) = &inv.layout {
+        writeln!(w, "{} {}", style.bold("Layout:"), l.line())?;
+    }
     writeln!(w, "\n{}", style.bold("Sources:"))?;
     for (kind, n) in &inv.sources {
         writeln!(

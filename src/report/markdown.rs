@@ -251,6 +251,9 @@ fn write_inventory(w: &mut dyn Write, report: &Report) -> io::Result<()> {
             inline(&crate::inventory::collected_line(c))
         )?;
     }
+    if let Some(l) = &inv.layout {
+        writeln!(w, "Layout: {}.", inline(&l.line()))?;
+    }
     writeln!(w)?;
     if !inv.sources.is_empty() {
         writeln!(w, "| Source | Files |")?;
