@@ -167,6 +167,10 @@ pub const CATALOGUE: &[(&str, &str)] = &[
         "dependency_version_conflict",
         "a package in the image is at a version this Ray release cannot run with",
     ),
+    (
+        "log_monitor_crash",
+        "Ray's log monitor died: worker output stops reaching the driver and the job logs",
+    ),
     // Open world: what no rule names (`src/open_world/`); they rank below every other id.
     (
         "object_unhealthy",
