@@ -379,6 +379,12 @@ struct Back<'t> {
     what: &'t str,
     /// When the object failed again after it, if it did.
     again: Option<Micros>,
+    /// A Kubernetes recovery's objects and its failure sides: a record of the finding that
+    /// is one of these failing again after `at` is the recurrence, not a failure of its own.
+    recurs: Option<(&'t ObjectRecovery, Vec<(Option<String>, String)>)>,
+    /// When the failure it recovered from began, where that is not the record judged (a
+    /// record that is itself the failure coming back).
+    from: Option<Micros>,
 }
 
 /// What the bundle says of Kubernetes objects, read once for every finding: the objects
@@ -481,6 +487,47 @@ impl<'t> Kube<'t> {
     }
 }
 
+/// A failure `ev` (at `at`) of the object `key` that is that object failing again: the last
+/// recovery of it before `at` that followed an earlier failure of it, with `ev` as the
+/// recurrence.
+fn came_back<'r>(
+    k: &Kube,
+    rec: &'r ObjectRecovery,
+    key: &(Option<String>, String),
+    at: (Micros, Micros),
+) -> Option<After<'r>> {
+    let tl = k.tl;
+    let of = |sides: &[Side], e: &Event| {
+        sides
+            .iter()
+            .any(|s| k.is(s, e) && k.keys(s, e).iter().any(|k2| same_key(k2, key)))
+    };
+    let (event, back) = tl
+        .events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| of(&rec.recovers, e))
+        .filter_map(|(i, e)| Some((i, when(e)?)))
+        .filter(|(_, t)| proved_before(*t, at))
+        .max_by_key(|(i, t)| (t.0, *i))?;
+    let from = tl
+        .events
+        .iter()
+        .filter(|e| of(&rec.fails, e))
+        .filter_map(|e| Some((e, when(e)?)))
+        .filter(|(_, t)| proved_before(*t, back))
+        .map(|(e, t)| began(e, t))
+        .min()?;
+    Some(After::Back(Back {
+        event,
+        at: back.0,
+        what: &rec.what,
+        again: Some(at.0),
+        recurs: None,
+        from: Some(from),
+    }))
+}
+
 /// Whether two keys name the same object (a namespace left unsaid matches any).
 fn same_key(a: &(Option<String>, String), b: &(Option<String>, String)) -> bool {
     a.1 == b.1 && (a.0.is_none() || b.0.is_none() || a.0 == b.0)
@@ -516,6 +563,8 @@ fn recovered(k: &Kube, stops: &[Stop], findings: &mut [Finding]) {
         }
         let mut backs: Vec<(Micros, Back)> = Vec::new();
         let mut unproven: Option<(usize, &str)> = None;
+        // Records with nothing after them: each may be a recovered object failing again.
+        let mut alone: Vec<&Event> = Vec::new();
         let all = f.evidence.iter().all(|r| {
             let Some(ev) = tl.events.get(r.event) else {
                 return false;
@@ -535,17 +584,38 @@ fn recovered(k: &Kube, stops: &[Stop], findings: &mut [Finding]) {
             };
             match after {
                 After::Back(back) => {
-                    backs.push((began(ev, at), back));
+                    backs.push((back.from.unwrap_or_else(|| began(ev, at)), back));
                     true
                 }
                 After::Unproven { event, what } => {
                     unproven.get_or_insert((event, what));
                     true
                 }
-                After::Nothing => stop_of(k, stops, ev).is_some(),
+                After::Nothing => {
+                    if stop_of(k, stops, ev).is_none() {
+                        alone.push(ev);
+                    }
+                    true
+                }
             }
         });
-        if !all {
+        let recurs = |ev: &&Event| {
+            let Some(at) = when(ev) else {
+                return false;
+            };
+            backs.iter().any(|(_, b)| {
+                b.recurs.as_ref().is_some_and(|(rec, keys)| {
+                    proved_after(at, (b.at, 0))
+                        && rec.fails.iter().any(|side| {
+                            k.is(side, ev)
+                                && k.keys(side, ev)
+                                    .iter()
+                                    .any(|key| keys.iter().any(|k1| same_key(k1, key)))
+                        })
+                })
+            })
+        };
+        if !all || !alone.iter().all(recurs) {
             continue;
         }
         let summary = f.summary.trim_end().trim_end_matches('.').to_string();
@@ -648,7 +718,7 @@ fn object_back<'r>(
                         event: *i,
                         what: &rec.what,
                     },
-                    None => After::Nothing,
+                    None => came_back(k, rec, key, at).unwrap_or(After::Nothing),
                 };
             }
         }
@@ -696,6 +766,8 @@ fn object_back<'r>(
         at: back_at,
         what: &rec.what,
         again,
+        recurs: Some((rec, keys)),
+        from: None,
     })
 }
 
@@ -747,6 +819,8 @@ fn back_of<'r>(tl: &Timeline, rec: &'r Recovery, ev: &Event, at: Micros) -> Opti
         at: back_at,
         what: &rec.what,
         again,
+        recurs: None,
+        from: None,
     })
 }
 
@@ -776,6 +850,8 @@ fn back_within<'r>(
         at: back_at,
         what: &rec.what,
         again,
+        recurs: None,
+        from: None,
     })
 }
 
