@@ -873,6 +873,51 @@ fn failed_again(tl: &Timeline, back: Micros, is_same: impl Fn(&Event) -> bool) -
 mod tests {
     use super::*;
 
+    fn aged(age: &str, micros: Micros) -> Event {
+        let mut e = Event::new(1, "Readiness probe failed: ");
+        e.ts = Some(crate::event::Timestamp {
+            micros,
+            quality: TsQuality::Approximate,
+        });
+        e.fields = vec![("age".into(), age.into())];
+        e
+    }
+
+    /// An age `kubectl` printed is cut to its last unit: `6m (x262 over 23m)` is good to a
+    /// minute, `9m20s` to a second; an approximate time without an age (a guessed year)
+    /// orders nothing.
+    #[test]
+    fn an_age_is_good_to_its_last_unit() {
+        let m = 60 * MICROS_PER_SEC;
+        assert_eq!(
+            when(&aged("6m (x262 over 23m)", 100 * m)),
+            Some((100 * m, m))
+        );
+        assert_eq!(
+            when(&aged("9m20s", 100 * m)),
+            Some((100 * m, MICROS_PER_SEC))
+        );
+        assert_eq!(when(&aged("3h", 100 * m)), Some((100 * m, 60 * m)));
+        let mut guessed = aged("", 100 * m);
+        guessed.fields.clear();
+        assert_eq!(when(&guessed), None);
+    }
+
+    /// A recovery proves it came after a failure only when the earliest moment it may
+    /// stand for is after the latest the failure may: an age shown as `5m` after a failure
+    /// at an exact time half a minute before it proves nothing.
+    #[test]
+    fn approximate_times_prove_only_what_they_can() {
+        let m = 60 * MICROS_PER_SEC;
+        let fail = (100 * m, 0);
+        assert!(proved_after((101 * m, 0), fail));
+        assert!(!proved_after((100 * m + m / 2, m), fail));
+        assert!(proved_after((102 * m, m), fail));
+        assert!(proved_before(fail, (101 * m, 0)));
+        // An events row at `6m` stands for a moment up to a minute before its time.
+        assert!(!proved_before((100 * m, m), (100 * m - m / 2, 0)));
+    }
+
     #[test]
     fn a_node_is_its_logs_folder() {
         assert_eq!(node_of("head/logs/serve/controller_1.log"), "head/logs");

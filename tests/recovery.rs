@@ -104,3 +104,18 @@ fn an_old_cluster_deleted_by_its_rayservice() {
     assert_ne!(c["severity"], "info", "{c:#}");
     assert!(!c["summary"].as_str().unwrap().contains("requested stop"));
 }
+
+/// The pod Ready within the minute a `6m` events row may stand for: the order cannot be
+/// proved, so the cause keeps its severity and says why.
+#[test]
+fn a_recovery_approximate_times_cannot_order() {
+    let r = report("pod-ready/unproven");
+    let causes = causes(&r);
+    let c = cause(&causes, "probe_failure");
+    assert_ne!(c["severity"], "info", "{c:#}");
+    let s = c["summary"].as_str().unwrap();
+    assert!(
+        s.contains("(the pod became Ready at 2025-01-15T14:16:30.000Z, pods.json:18, may have followed it, but approximate times cannot prove that it came after the failure)"),
+        "{s}"
+    );
+}

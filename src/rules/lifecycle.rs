@@ -442,6 +442,130 @@ mod tests {
         }
     }
 
+    fn ev(kind: SourceKind, message: &str, fields: &[(&str, &str)]) -> crate::event::Event {
+        let mut e = crate::event::Event::new(1, message);
+        e.kind = kind;
+        e.fields = fields
+            .iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect();
+        e
+    }
+
+    fn stopped(e: &crate::event::Event) -> Option<(String, String)> {
+        object_stops()
+            .iter()
+            .find_map(|s| Some((s.kind.clone(), s.stopped(e)?.to_string())))
+    }
+
+    /// KubeRay's deletions on purpose, in their real wording (events of the corpus's
+    /// autoscaling and upgrade bundles, the operator's `Deleting pod` of its replicas
+    /// fight), name what they deleted.
+    #[test]
+    fn deletions_on_purpose_name_what_they_deleted() {
+        let scale_in = ev(
+            SourceKind::KubeEvents,
+            "Deleted pod analytics/feature-etl-cpu-pool-worker-7hk2x",
+            &[("reason", "DeletedWorkerPod")],
+        );
+        assert_eq!(
+            stopped(&scale_in),
+            Some((
+                "Pod".into(),
+                "analytics/feature-etl-cpu-pool-worker-7hk2x".into()
+            ))
+        );
+        let upgrade = ev(
+            SourceKind::KubeEvents,
+            "Deleted the RayCluster search/query-rewriter-k2m8d",
+            &[("reason", "DeletedRayCluster")],
+        );
+        assert_eq!(
+            stopped(&upgrade),
+            Some(("RayCluster".into(), "search/query-rewriter-k2m8d".into()))
+        );
+        let operator = ev(
+            SourceKind::Operator,
+            "Deleting pod",
+            &[
+                ("namespace", "etl"),
+                ("name", "nightly-etl-worker-cpu-group-qzc8r"),
+            ],
+        );
+        assert_eq!(
+            stopped(&operator),
+            Some(("Pod".into(), "nightly-etl-worker-cpu-group-qzc8r".into()))
+        );
+        let created = ev(
+            SourceKind::KubeEvents,
+            "Created worker Pod analytics/feature-etl-cpu-pool-worker-7hk2x",
+            &[("reason", "CreatedWorkerPod")],
+        );
+        assert_eq!(stopped(&created), None);
+    }
+
+    /// The sides of the Kubernetes recoveries on real lines: a probe failure of a pod is a
+    /// failure, a NodeReady row a recovery, a RayJob's operator line SUCCEEDED a recovery.
+    #[test]
+    fn sides_match_real_lines() {
+        let side = |what: &str, fails: bool, e: &crate::event::Event| {
+            object_recoveries()
+                .iter()
+                .filter(|r| r.what == what)
+                .flat_map(|r| if fails { &r.fails } else { &r.recovers })
+                .any(|s| s.matches(e))
+        };
+        let probe = ev(
+            SourceKind::KubeEvents,
+            "Readiness probe failed: bash: line 1: wget: command not found",
+            &[("reason", "Unhealthy")],
+        );
+        assert!(side("the pod became Ready", true, &probe));
+        let kill = ev(
+            SourceKind::KubeEvents,
+            "Container ray-head failed liveness probe, will be restarted",
+            &[("reason", "Killing")],
+        );
+        assert!(side("the pod became Ready", true, &kill));
+        let started = ev(SourceKind::KubeEvents, "Started container ray-head", &[]);
+        assert!(!side("the pod became Ready", false, &started));
+        let node = ev(
+            SourceKind::KubeEvents,
+            "Node ip-10-1-77-140.us-west-2.compute.internal status is now: NodeNotReady",
+            &[("reason", "NodeNotReady")],
+        );
+        assert!(side("the node became Ready again", true, &node));
+        let ready = ev(
+            SourceKind::KubeEvents,
+            "Node gke-ml-prod-ray-gpu-9c4d7e21-m2xk status is now: NodeReady",
+            &[("reason", "NodeReady")],
+        );
+        assert!(side("the node became Ready again", false, &ready));
+        let job = ev(
+            SourceKind::Operator,
+            "RayJob",
+            &[
+                ("JobDeploymentStatus", "Complete"),
+                ("JobStatus", "SUCCEEDED"),
+                ("RayJob.name", "daily-features"),
+            ],
+        );
+        assert!(side("the RayJob SUCCEEDED", false, &job));
+        let running = ev(
+            SourceKind::Operator,
+            "RayJob",
+            &[("JobStatus", "RUNNING"), ("RayJob.name", "daily-features")],
+        );
+        assert!(!side("the RayJob SUCCEEDED", false, &running));
+        // A submitter pod `<job>-<5>` is keyed by its Job's name.
+        let submitter = object_recoveries()
+            .iter()
+            .find(|r| r.what == "the submitter's Job completed")
+            .and_then(|r| r.fails.first())
+            .unwrap();
+        assert_eq!(submitter.key_of("daily-report-7fk2w"), Some("daily-report"));
+    }
+
     #[test]
     fn a_key_names_one_object_or_several() {
         assert_eq!(names("'Echo'"), ["Echo"]);
