@@ -381,7 +381,7 @@ struct Back<'t> {
     again: Option<Micros>,
     /// A Kubernetes recovery's objects and its failure sides: a record of the finding that
     /// is one of these failing again after `at` is the recurrence, not a failure of its own.
-    recurs: Option<(&'t ObjectRecovery, Vec<(Option<String>, String)>)>,
+    recurs: Option<(&'t ObjectRecovery, Vec<Key>)>,
     /// When the failure it recovered from began, where that is not the record judged (a
     /// record that is itself the failure coming back).
     from: Option<Micros>,
@@ -391,18 +391,29 @@ struct Back<'t> {
 /// each record is about, and the type of each status condition.
 struct Kube<'t> {
     tl: &'t Timeline,
-    bundle: BundleObjects,
-    /// The pod each file's folder names.
-    path_pods: Vec<Option<ObjectRef>>,
+    /// What the bundle names, and the pod each file's folder names: read when a record's
+    /// objects are first needed.
+    named: std::cell::OnceCell<(BundleObjects, Vec<Option<ObjectRef>>)>,
     /// `(file, object, condition path)` → the condition's type, for the conditions of
     /// YAML and JSON objects (`status.conditions[1]` → `Ready`).
     conditions: HashMap<(u32, String, String), String>,
+    /// For each Kubernetes recovery of the library, in its order: the timeline's records of
+    /// its failure sides and of its recovery sides, with the keys of each, read once, when a
+    /// finding's record is first one of its failures.
+    records: std::cell::OnceCell<Vec<Records>>,
+}
+
+type Key = (Option<String>, String);
+
+/// The records of one Kubernetes recovery's sides: `(event, keys)`.
+#[derive(Default)]
+struct Records {
+    fails: Vec<(usize, Vec<Key>)>,
+    recovers: Vec<(usize, Vec<Key>)>,
 }
 
 impl<'t> Kube<'t> {
     fn new(tl: &'t Timeline) -> Kube<'t> {
-        let bundle = BundleObjects::of(&tl.events);
-        let path_pods = bundle.path_pods(&tl.files);
         let mut conditions = HashMap::new();
         let wanted = object_recoveries().iter().any(|r| {
             r.fails
@@ -429,21 +440,78 @@ impl<'t> Kube<'t> {
         }
         Kube {
             tl,
-            bundle,
-            path_pods,
+            named: std::cell::OnceCell::new(),
             conditions,
+            records: std::cell::OnceCell::new(),
         }
+    }
+
+    fn named(&self) -> &(BundleObjects, Vec<Option<ObjectRef>>) {
+        self.named.get_or_init(|| {
+            let bundle = BundleObjects::of(&self.tl.events);
+            let pods = bundle.path_pods(&self.tl.files);
+            (bundle, pods)
+        })
+    }
+
+    fn records(&self) -> &[Records] {
+        self.records.get_or_init(|| {
+            let of = |sides: &[Side], e: &Event| -> Vec<Key> {
+                let mut keys: Vec<Key> = sides
+                    .iter()
+                    .filter(|s| self.is(s, e))
+                    .flat_map(|s| self.keys(s, e))
+                    .collect();
+                keys.sort();
+                keys.dedup();
+                keys
+            };
+            object_recoveries()
+                .iter()
+                .map(|rec| {
+                    let mut r = Records::default();
+                    for (i, e) in self.tl.events.iter().enumerate() {
+                        let fails = of(&rec.fails, e);
+                        if !fails.is_empty() {
+                            r.fails.push((i, fails));
+                        }
+                        let recovers = of(&rec.recovers, e);
+                        if !recovers.is_empty() {
+                            r.recovers.push((i, recovers));
+                        }
+                    }
+                    r
+                })
+                .collect()
+        })
+    }
+
+    /// The records of `rec`'s `fails` (or `recovers`) sides about the object `key`, each
+    /// with its time.
+    fn about<'k>(
+        &'k self,
+        ri: usize,
+        recovers: bool,
+        key: &'k Key,
+    ) -> impl Iterator<Item = (usize, (Micros, Micros))> + 'k {
+        self.records()
+            .get(ri)
+            .map(|r| if recovers { &r.recovers } else { &r.fails })
+            .into_iter()
+            .flatten()
+            .filter(move |(_, keys)| keys.iter().any(|k2| same_key(k2, key)))
+            .filter_map(|(i, _)| Some((*i, when(self.tl.events.get(*i)?)?)))
     }
 
     /// The objects a record is about: those it names in its fields, else the pod its
     /// file's folder names.
     fn objects(&self, ev: &Event) -> Vec<ObjectRef> {
+        let (bundle, pods) = self.named();
         let named = crate::objects::of_event(ev);
         if !named.is_empty() {
-            return named.into_iter().map(|o| self.bundle.complete(o)).collect();
+            return named.into_iter().map(|o| bundle.complete(o)).collect();
         }
-        self.path_pods
-            .get(ev.file as usize)
+        pods.get(ev.file as usize)
             .and_then(Clone::clone)
             .into_iter()
             .collect()
@@ -477,7 +545,7 @@ impl<'t> Kube<'t> {
     }
 
     /// The objects of `side`'s kind that `ev` is about, as keys: `(namespace, key)`.
-    fn keys(&self, side: &Side, ev: &Event) -> Vec<(Option<String>, String)> {
+    fn keys(&self, side: &Side, ev: &Event) -> Vec<Key> {
         let kind = crate::objects::canonical_kind(&side.kind);
         self.objects(ev)
             .into_iter()
@@ -492,31 +560,20 @@ impl<'t> Kube<'t> {
 /// recurrence.
 fn came_back<'r>(
     k: &Kube,
+    ri: usize,
     rec: &'r ObjectRecovery,
-    key: &(Option<String>, String),
+    key: &Key,
     at: (Micros, Micros),
 ) -> Option<After<'r>> {
     let tl = k.tl;
-    let of = |sides: &[Side], e: &Event| {
-        sides
-            .iter()
-            .any(|s| k.is(s, e) && k.keys(s, e).iter().any(|k2| same_key(k2, key)))
-    };
-    let (event, back) = tl
-        .events
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| of(&rec.recovers, e))
-        .filter_map(|(i, e)| Some((i, when(e)?)))
+    let (event, back) = k
+        .about(ri, true, key)
         .filter(|(_, t)| proved_before(*t, at))
         .max_by_key(|(i, t)| (t.0, *i))?;
-    let from = tl
-        .events
-        .iter()
-        .filter(|e| of(&rec.fails, e))
-        .filter_map(|e| Some((e, when(e)?)))
+    let from = k
+        .about(ri, false, key)
         .filter(|(_, t)| proved_before(*t, back))
-        .map(|(e, t)| began(e, t))
+        .filter_map(|(i, t)| Some(began(tl.events.get(i)?, t)))
         .min()?;
     Some(After::Back(Back {
         event,
@@ -529,7 +586,7 @@ fn came_back<'r>(
 }
 
 /// Whether two keys name the same object (a namespace left unsaid matches any).
-fn same_key(a: &(Option<String>, String), b: &(Option<String>, String)) -> bool {
+fn same_key(a: &Key, b: &Key) -> bool {
     a.1 == b.1 && (a.0.is_none() || b.0.is_none() || a.0 == b.0)
 }
 
@@ -578,7 +635,8 @@ fn recovered(k: &Kube, stops: &[Stop], findings: &mut [Finding]) {
                 Some(back) => After::Back(back),
                 None => objects
                     .iter()
-                    .map(|rec| object_back(k, rec, ev, at))
+                    .enumerate()
+                    .map(|(ri, rec)| object_back(k, ri, rec, ev, at))
                     .find(|a| !matches!(a, After::Nothing))
                     .unwrap_or(After::Nothing),
             };
@@ -678,6 +736,7 @@ fn file_of<'a>(tl: &'a Timeline, ev: &Event) -> &'a str {
 /// it saying each object the failure is about is back, and whether one failed again after.
 fn object_back<'r>(
     k: &Kube,
+    ri: usize,
     rec: &'r ObjectRecovery,
     ev: &Event,
     at: (Micros, Micros),
@@ -692,17 +751,9 @@ fn object_back<'r>(
     }
     let mut last: Option<(Micros, usize)> = None;
     for key in &keys {
-        // The recovery records of this object, in time order.
-        let mut candidates: Vec<(usize, (Micros, Micros))> = tl
-            .events
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| {
-                rec.recovers
-                    .iter()
-                    .any(|s| k.is(s, e) && k.keys(s, e).iter().any(|k2| same_key(k2, key)))
-            })
-            .filter_map(|(i, e)| Some((i, when(e)?)))
+        // The recovery records of this object not proved before the failure, in time order.
+        let mut candidates: Vec<(usize, (Micros, Micros))> = k
+            .about(ri, true, key)
             .filter(|(_, t)| !proved_before(*t, at))
             .collect();
         candidates.sort_by_key(|(i, t)| (t.0, *i));
@@ -718,7 +769,7 @@ fn object_back<'r>(
                         event: *i,
                         what: &rec.what,
                     },
-                    None => came_back(k, rec, key, at).unwrap_or(After::Nothing),
+                    None => came_back(k, ri, rec, key, at).unwrap_or(After::Nothing),
                 };
             }
         }
@@ -733,7 +784,15 @@ fn object_back<'r>(
     // A failure of one of the same objects after the recovery: it came back. One that
     // approximate times cannot order against the recovery leaves the recovery unproven.
     let mut again: Option<Micros> = None;
-    for e in &tl.events {
+    let later = k
+        .records()
+        .get(ri)
+        .map(|r| r.fails.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .filter(|(_, ks)| ks.iter().any(|k2| keys.iter().any(|k1| same_key(k1, k2))));
+    for (i, _) in later {
+        let Some(e) = tl.events.get(*i) else { continue };
         let Some(t) = when(e) else { continue };
         let t = (
             e.repeat
@@ -743,14 +802,7 @@ fn object_back<'r>(
                 .max(t.0),
             t.1,
         );
-        if proved_before(t, back)
-            || !rec.fails.iter().any(|s| {
-                k.is(s, e)
-                    && k.keys(s, e)
-                        .iter()
-                        .any(|k2| keys.iter().any(|k1| same_key(k1, k2)))
-            })
-        {
+        if proved_before(t, back) {
             continue;
         }
         if !proved_after(t, back) {
