@@ -11,8 +11,19 @@
 //! a precise time (its order cannot be proved), or a record from Kubernetes (an object's
 //! status, an event, the operator) keeps its severity.
 //!
-//! The lines that tell a stop are data (`rules::stops`, from `patterns/data/stops.toml`),
-//! each with where its wording comes from; the sieve keeps them.
+//! **Deletions on purpose.** A pod KubeRay deleted on scale-in, a RayCluster an upgrade or a
+//! RayJob deleted: what the deleted object (a RayCluster: its pods too) records at or after
+//! the deletion (its probes failing as it stops, its processes' SIGTERM) stays at `info`.
+//!
+//! **Recoveries.** A failure its object recovered from and did not see again stays at
+//! `info` and says which line told the recovery and how long after the failure it came: a
+//! Serve replica replaced (the object named in the text), a pod Ready, a node Ready, a RayJob
+//! SUCCEEDED, a RayService Ready (the object the record names). One that came back keeps its
+//! severity and says when; one whose order only approximate times could tell keeps it too,
+//! and says that.
+//!
+//! The lines are data (`rules::lifecycle`, from `patterns/data/lifecycle.toml`), each with
+//! where its wording comes from; the sieve keeps them.
 
 use std::collections::{BTreeSet, HashMap};
 
