@@ -11,15 +11,30 @@
 //! a precise time (its order cannot be proved), or a record from Kubernetes (an object's
 //! status, an event, the operator) keeps its severity.
 //!
-//! The lines that tell a stop are data (`rules::stops`, from `patterns/data/stops.toml`),
-//! each with where its wording comes from; the sieve keeps them.
+//! **Deletions on purpose.** A pod KubeRay deleted on scale-in, a RayCluster an upgrade or a
+//! RayJob deleted: what the deleted object (a RayCluster: its pods too) records at or after
+//! the deletion (its probes failing as it stops, its processes' SIGTERM) stays at `info`.
+//!
+//! **Recoveries.** A failure its object recovered from and did not see again stays at
+//! `info` and says which line told the recovery and how long after the failure it came: a
+//! Serve replica replaced (the object named in the text), a pod Ready, a node Ready, a RayJob
+//! SUCCEEDED, a RayService Ready (the object the record names). One that came back keeps its
+//! severity and says when; one whose order only approximate times could tell keeps it too,
+//! and says that.
+//!
+//! The lines are data (`rules::lifecycle`, from `patterns/data/lifecycle.toml`), each with
+//! where its wording comes from; the sieve keeps them.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use crate::event::{Event, Micros, SourceKind, TsQuality, MICROS_PER_SEC};
 use crate::history_server::Clusters;
+use crate::objects::{BundleObjects, ObjectRef};
 use crate::rules::engine::Finding;
-use crate::rules::lifecycle::{names, own_stops, recoveries, tellers, Recovery, Scope};
+use crate::rules::lifecycle::{
+    names, object_recoveries, object_stops, own_stops, recoveries, tellers, ObjectRecovery,
+    Recovery, Scope, Side,
+};
 use crate::rules::Severity;
 use crate::timeline::Timeline;
 
@@ -41,6 +56,35 @@ pub struct Stop {
     /// whole.
     node: Option<String>,
     scope: Scope,
+    /// What Kubernetes or KubeRay deleted on purpose (a pod on scale-in, a RayCluster), when
+    /// the stop is such a deletion rather than a node's own line.
+    target: Option<Target>,
+    /// How much earlier than `at` the deletion may have been (an age kubectl printed).
+    slack: Micros,
+}
+
+/// A Kubernetes object deleted on purpose.
+#[derive(Clone, Debug)]
+struct Target {
+    /// `Pod` or `RayCluster`.
+    kind: String,
+    name: String,
+}
+
+impl Target {
+    /// Whether `o` is the object deleted, or (a RayCluster) one of its pods.
+    fn holds(&self, o: &ObjectRef) -> bool {
+        match self.kind.as_str() {
+            "RayCluster" => {
+                (o.kind == "RayCluster" && o.name == self.name)
+                    || (o.kind == "Pod"
+                        && o.name.len() > self.name.len()
+                        && o.name.starts_with(&self.name)
+                        && o.name.as_bytes().get(self.name.len()) == Some(&b'-'))
+            }
+            kind => o.kind == kind && o.name == self.name,
+        }
+    }
 }
 
 impl Stop {
@@ -48,7 +92,10 @@ impl Stop {
     /// death this stop caused. (A driver's log relays the raylet's lines: the file tells
     /// whose record it is.)
     fn covers(&self, at: Micros, kind: SourceKind, file_kind: SourceKind, node: &str) -> bool {
-        if !is_ray_log(kind) || self.node.as_deref().is_some_and(|n| n != node) {
+        if self.target.is_some()
+            || !is_ray_log(kind)
+            || self.node.as_deref().is_some_and(|n| n != node)
+        {
             return false;
         }
         let from = self.at - STOP_SLACK;
@@ -100,6 +147,8 @@ pub fn stops(tl: &Timeline) -> Vec<Stop> {
             what: t.what.clone(),
             node,
             scope: t.scope,
+            target: None,
+            slack: 0,
         };
         // A node stops once: its first line tells it. A job's stop is told by several lines
         // within seconds; each later stop of a job is its own.
@@ -114,7 +163,46 @@ pub fn stops(tl: &Timeline) -> Vec<Stop> {
             None => found.push(stop),
         }
     }
+    found.extend(deletions(tl));
     found.sort_by_key(|s| (s.at, s.event));
+    found
+}
+
+/// The objects Kubernetes or KubeRay deleted on purpose: each one's first deletion line.
+fn deletions(tl: &Timeline) -> Vec<Stop> {
+    let mut found: Vec<Stop> = Vec::new();
+    for (i, ev) in tl.events.iter().enumerate() {
+        let Some((at, slack)) = when(ev) else {
+            continue;
+        };
+        for d in object_stops() {
+            let Some(name) = d.stopped(ev) else {
+                continue;
+            };
+            // `ns/name` or `name`.
+            let name = name.rsplit('/').next().unwrap_or(name).to_string();
+            let kind = crate::objects::canonical_kind(&d.kind);
+            let same = found.iter_mut().find(|s| {
+                s.target
+                    .as_ref()
+                    .is_some_and(|t| t.kind == kind && t.name == name)
+            });
+            let stop = Stop {
+                at,
+                event: i,
+                what: d.what.clone(),
+                node: None,
+                scope: Scope::Node,
+                target: Some(Target { kind, name }),
+                slack,
+            };
+            match same {
+                Some(s) if s.at - s.slack <= at - slack => {}
+                Some(s) => *s = stop,
+                None => found.push(stop),
+            }
+        }
+    }
     found
 }
 
@@ -122,12 +210,14 @@ pub fn stops(tl: &Timeline) -> Vec<Stop> {
 /// at `info`.
 pub fn judge(tl: &Timeline, findings: &mut [Finding]) {
     let stops = stops(tl);
-    after_stops(tl, &stops, findings);
-    recovered(tl, &stops, findings);
+    let kube = Kube::new(tl);
+    after_stops(&kube, &stops, findings);
+    recovered(&kube, &stops, findings);
 }
 
 /// Keeps at `info` every finding that only records what a requested stop did.
-pub fn after_stops(tl: &Timeline, stops: &[Stop], findings: &mut [Finding]) {
+fn after_stops(k: &Kube, stops: &[Stop], findings: &mut [Finding]) {
+    let tl = k.tl;
     if stops.is_empty() {
         return;
     }
@@ -135,7 +225,7 @@ pub fn after_stops(tl: &Timeline, stops: &[Stop], findings: &mut [Finding]) {
         let mut by: Option<&Stop> = None;
         let all_after = !f.evidence.is_empty()
             && f.evidence.iter().all(|r| {
-                let Some(s) = tl.events.get(r.event).and_then(|ev| stop_of(tl, stops, ev)) else {
+                let Some(s) = tl.events.get(r.event).and_then(|ev| stop_of(k, stops, ev)) else {
                     return false;
                 };
                 if by.is_none_or(|b| s.at < b.at) {
@@ -162,14 +252,86 @@ pub fn after_stops(tl: &Timeline, stops: &[Stop], findings: &mut [Finding]) {
     }
 }
 
-/// The stop that covers `ev`, if one does.
-fn stop_of<'s>(tl: &Timeline, stops: &'s [Stop], ev: &Event) -> Option<&'s Stop> {
-    let at = precise(ev)?;
+/// The stop that covers `ev`, if one does: a node's stop covers the Ray logs of the node
+/// after it; a deletion covers every record of the deleted object (its pods' logs, its
+/// events and facts) after it, when the record's time proves it came after.
+fn stop_of<'s>(k: &Kube, stops: &'s [Stop], ev: &Event) -> Option<&'s Stop> {
+    let tl = k.tl;
     let file = tl.files.get(ev.file as usize)?;
-    let node = node_of(&file.path);
-    stops
-        .iter()
-        .find(|s| s.covers(at, ev.kind, file.kind, node))
+    if let Some(at) = precise(ev) {
+        let node = node_of(&file.path);
+        if let Some(s) = stops
+            .iter()
+            .find(|s| s.covers(at, ev.kind, file.kind, node))
+        {
+            return Some(s);
+        }
+    }
+    let (at, slack) = when(ev)?;
+    let mut deleted = stops.iter().filter(|s| s.target.is_some()).peekable();
+    deleted.peek()?;
+    let objects = k.objects(ev);
+    if objects.is_empty() {
+        return None;
+    }
+    deleted.find(|s| {
+        s.target
+            .as_ref()
+            .is_some_and(|t| objects.iter().all(|o| t.holds(o)))
+            && at - slack >= s.at - STOP_SLACK
+    })
+}
+
+/// A record's time and how much earlier the moment it stands for may lie: nothing for a
+/// precise time; for an age `kubectl` printed (`7m`, `9m20s`: ages are cut, never rounded
+/// up), its last unit. `None` when the record has no time, or an approximate one that says
+/// nothing of its error (a guessed year).
+fn when(ev: &Event) -> Option<(Micros, Micros)> {
+    let ts = ev.ts.as_ref()?;
+    if ts.quality != TsQuality::Approximate {
+        return Some((ts.micros, 0));
+    }
+    let age = ev.field("age")?.split_whitespace().next()?;
+    Some((ts.micros, age_unit(age)?))
+}
+
+/// The last unit of a `kubectl` age (`9m20s` → a second, `7m` → a minute, `3h` → an hour).
+fn age_unit(age: &str) -> Option<Micros> {
+    let unit = age.chars().rev().find(char::is_ascii_alphabetic)?;
+    let secs = match unit {
+        's' => 1,
+        'm' => 60,
+        'h' => 3600,
+        'd' => 86_400,
+        'y' => 365 * 86_400,
+        _ => return None,
+    };
+    age.starts_with(|c: char| c.is_ascii_digit())
+        .then_some(secs * MICROS_PER_SEC)
+}
+
+/// When the failure a record stands for began: an events row counted over a span
+/// (`6m (x262 over 23m)`) began when it was first seen; any other record at its time.
+fn began(ev: &Event, at: (Micros, Micros)) -> Micros {
+    let first = ev
+        .field("first_seen_age_secs")
+        .and_then(|s| s.parse::<i64>().ok());
+    match (ev.raw_time, first) {
+        (Some(crate::event::RawTime::Age { secs }), Some(first)) if first > secs => {
+            at.0 - (first - secs) * MICROS_PER_SEC
+        }
+        _ => at.0 - at.1,
+    }
+}
+
+/// Whether what happened at `later` (a time and its slack) provably came after `earlier`.
+fn proved_after(later: (Micros, Micros), earlier: (Micros, Micros)) -> bool {
+    later.0 - later.1 > earlier.0
+}
+
+/// Whether what happened at `a` provably came before `b`.
+fn proved_before(a: (Micros, Micros), b: (Micros, Micros)) -> bool {
+    proved_after(b, a)
 }
 
 /// A time that can prove an order: the record's own, not an age or a guessed year.
@@ -229,14 +391,239 @@ struct Back<'t> {
     what: &'t str,
     /// When the object failed again after it, if it did.
     again: Option<Micros>,
+    /// A Kubernetes recovery's objects and its failure sides: a record of the finding that
+    /// is one of these failing again after `at` is the recurrence, not a failure of its own.
+    recurs: Option<(&'t ObjectRecovery, Vec<Key>)>,
+    /// When the failure it recovered from began, where that is not the record judged (a
+    /// record that is itself the failure coming back).
+    from: Option<Micros>,
+}
+
+/// What the bundle says of Kubernetes objects, read once for every finding: the objects
+/// each record is about, and the type of each status condition.
+struct Kube<'t> {
+    tl: &'t Timeline,
+    /// What the bundle names, and the pod each file's folder names: read when a record's
+    /// objects are first needed.
+    named: std::cell::OnceCell<(BundleObjects, Vec<Option<ObjectRef>>)>,
+    /// `(file, object, condition path)` → the condition's type, for the conditions of
+    /// YAML and JSON objects (`status.conditions[1]` → `Ready`).
+    conditions: HashMap<(u32, String, String), String>,
+    /// For each Kubernetes recovery of the library, in its order: the timeline's records of
+    /// its failure sides and of its recovery sides, with the keys of each, read once, when a
+    /// finding's record is first one of its failures.
+    records: std::cell::OnceCell<Vec<Records>>,
+}
+
+type Key = (Option<String>, String);
+
+/// The records of one Kubernetes recovery's sides: `(event, keys)`.
+#[derive(Default)]
+struct Records {
+    fails: Vec<(usize, Vec<Key>)>,
+    recovers: Vec<(usize, Vec<Key>)>,
+}
+
+impl<'t> Kube<'t> {
+    fn new(tl: &'t Timeline) -> Kube<'t> {
+        let mut conditions = HashMap::new();
+        let wanted = object_recoveries().iter().any(|r| {
+            r.fails
+                .iter()
+                .chain(&r.recovers)
+                .any(|s| s.condition.is_some())
+        });
+        if wanted {
+            for ev in &tl.events {
+                let (Some(path), Some(value), Some(object)) =
+                    (ev.field("path"), ev.field("value"), ev.field("object"))
+                else {
+                    continue;
+                };
+                if let Some(prefix) = path.strip_suffix(".type") {
+                    if prefix.ends_with(']') && prefix.contains("conditions[") {
+                        conditions.insert(
+                            (ev.file, object.to_string(), prefix.to_string()),
+                            value.to_string(),
+                        );
+                    }
+                }
+            }
+        }
+        Kube {
+            tl,
+            named: std::cell::OnceCell::new(),
+            conditions,
+            records: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn named(&self) -> &(BundleObjects, Vec<Option<ObjectRef>>) {
+        self.named.get_or_init(|| {
+            let bundle = BundleObjects::of(&self.tl.events);
+            let pods = bundle.path_pods(&self.tl.files);
+            (bundle, pods)
+        })
+    }
+
+    fn records(&self) -> &[Records] {
+        self.records.get_or_init(|| {
+            let of = |sides: &[Side], e: &Event| -> Vec<Key> {
+                let mut keys: Vec<Key> = sides
+                    .iter()
+                    .filter(|s| self.is(s, e))
+                    .flat_map(|s| self.keys(s, e))
+                    .collect();
+                keys.sort();
+                keys.dedup();
+                keys
+            };
+            object_recoveries()
+                .iter()
+                .map(|rec| {
+                    let mut r = Records::default();
+                    for (i, e) in self.tl.events.iter().enumerate() {
+                        let fails = of(&rec.fails, e);
+                        if !fails.is_empty() {
+                            r.fails.push((i, fails));
+                        }
+                        let recovers = of(&rec.recovers, e);
+                        if !recovers.is_empty() {
+                            r.recovers.push((i, recovers));
+                        }
+                    }
+                    r
+                })
+                .collect()
+        })
+    }
+
+    /// The records of `rec`'s `fails` (or `recovers`) sides about the object `key`, each
+    /// with its time.
+    fn about<'k>(
+        &'k self,
+        ri: usize,
+        recovers: bool,
+        key: &'k Key,
+    ) -> impl Iterator<Item = (usize, (Micros, Micros))> + 'k {
+        self.records()
+            .get(ri)
+            .map(|r| if recovers { &r.recovers } else { &r.fails })
+            .into_iter()
+            .flatten()
+            .filter(move |(_, keys)| keys.iter().any(|k2| same_key(k2, key)))
+            .filter_map(|(i, _)| Some((*i, when(self.tl.events.get(*i)?)?)))
+    }
+
+    /// The objects a record is about: those it names in its fields, else the pod its
+    /// file's folder names.
+    fn objects(&self, ev: &Event) -> Vec<ObjectRef> {
+        let (bundle, pods) = self.named();
+        let named = crate::objects::of_event(ev);
+        if !named.is_empty() {
+            return named.into_iter().map(|o| bundle.complete(o)).collect();
+        }
+        pods.get(ev.file as usize)
+            .and_then(Clone::clone)
+            .into_iter()
+            .collect()
+    }
+
+    /// Whether `ev` is a record of `side`, its condition included.
+    fn is(&self, side: &Side, ev: &Event) -> bool {
+        if !side.matches(ev) {
+            return false;
+        }
+        let Some((kind, status)) = &side.condition else {
+            return true;
+        };
+        let (Some(path), Some(value)) = (ev.field("path"), ev.field("value")) else {
+            return false;
+        };
+        if value != status {
+            return false;
+        }
+        // A describe's `conditions[Ready]`, or a YAML condition's `status` leaf.
+        if path == format!("conditions[{kind}]") {
+            return true;
+        }
+        let (Some(prefix), Some(object)) = (path.strip_suffix(".status"), ev.field("object"))
+        else {
+            return false;
+        };
+        self.conditions
+            .get(&(ev.file, object.to_string(), prefix.to_string()))
+            .is_some_and(|t| t == kind)
+    }
+
+    /// The objects of `side`'s kind that `ev` is about, as keys: `(namespace, key)`.
+    fn keys(&self, side: &Side, ev: &Event) -> Vec<Key> {
+        let kind = crate::objects::canonical_kind(&side.kind);
+        self.objects(ev)
+            .into_iter()
+            .filter(|o| o.kind == kind)
+            .filter_map(|o| Some((o.namespace.clone(), side.key_of(&o.name)?.to_string())))
+            .collect()
+    }
+}
+
+/// A failure `ev` (at `at`) of the object `key` that is that object failing again: the last
+/// recovery of it before `at` that followed an earlier failure of it, with `ev` as the
+/// recurrence.
+fn came_back<'r>(
+    k: &Kube,
+    ri: usize,
+    rec: &'r ObjectRecovery,
+    key: &Key,
+    at: (Micros, Micros),
+) -> Option<After<'r>> {
+    let tl = k.tl;
+    let (event, back) = k
+        .about(ri, true, key)
+        .filter(|(_, t)| proved_before(*t, at))
+        .max_by_key(|(i, t)| (t.0, *i))?;
+    let from = k
+        .about(ri, false, key)
+        .filter(|(_, t)| proved_before(*t, back))
+        .filter_map(|(i, t)| Some(began(tl.events.get(i)?, t)))
+        .min()?;
+    Some(After::Back(Back {
+        event,
+        at: back.0,
+        what: &rec.what,
+        again: Some(at.0),
+        recurs: None,
+        from: Some(from),
+    }))
+}
+
+/// Whether two keys name the same object (a namespace left unsaid matches any).
+fn same_key(a: &Key, b: &Key) -> bool {
+    a.1 == b.1 && (a.0.is_none() || b.0.is_none() || a.0 == b.0)
+}
+
+/// What the timeline says after one failure record.
+enum After<'r> {
+    /// Its object recovered (and perhaps failed again).
+    Back(Back<'r>),
+    /// A recovery line may follow it, but approximate times cannot prove its order.
+    Unproven {
+        event: usize,
+        what: &'r str,
+    },
+    Nothing,
 }
 
 /// Keeps at `info` every finding each record of which is a failure its object recovered
-/// from (a replica replaced, …) and did not see again, or a death of a requested stop; a
-/// failure that came back keeps its severity and says when it did.
-pub fn recovered(tl: &Timeline, stops: &[Stop], findings: &mut [Finding]) {
+/// from (a replica replaced, a pod Ready again, a node Ready, a RayJob SUCCEEDED, …) and did
+/// not see again, or a death of a requested stop; a failure that came back keeps its
+/// severity and says when it did; one whose recovery approximate times cannot order keeps
+/// it too, and says so.
+fn recovered(k: &Kube, stops: &[Stop], findings: &mut [Finding]) {
+    let tl = k.tl;
     let recoveries = recoveries();
-    if recoveries.is_empty() {
+    let objects = object_recoveries();
+    if recoveries.is_empty() && objects.is_empty() {
         return;
     }
     // A History Server copy holds several clusters: a line of one recovers none of another.
@@ -246,25 +633,80 @@ pub fn recovered(tl: &Timeline, stops: &[Stop], findings: &mut [Finding]) {
             continue;
         }
         let mut backs: Vec<(Micros, Back)> = Vec::new();
+        let mut unproven: Option<(usize, &str)> = None;
+        // Records with nothing after them: each may be a recovered object failing again.
+        let mut alone: Vec<&Event> = Vec::new();
         let all = f.evidence.iter().all(|r| {
             let Some(ev) = tl.events.get(r.event) else {
                 return false;
             };
-            let Some(at) = precise(ev) else {
+            let Some(at) = when(ev) else {
                 return false;
             };
-            match recoveries
-                .iter()
-                .find_map(|rec| back_of(tl, &clusters, rec, ev, at))
-            {
-                Some(back) => {
-                    backs.push((at, back));
+            let by_message = precise(ev).and_then(|at| {
+                recoveries
+                    .iter()
+                    .find_map(|rec| back_of(tl, &clusters, rec, ev, at))
+            });
+            let after = match by_message {
+                Some(back) => After::Back(back),
+                None => objects
+                    .iter()
+                    .enumerate()
+                    .map(|(ri, rec)| object_back(k, ri, rec, ev, at))
+                    .find(|a| !matches!(a, After::Nothing))
+                    .unwrap_or(After::Nothing),
+            };
+            match after {
+                After::Back(back) => {
+                    backs.push((back.from.unwrap_or_else(|| began(ev, at)), back));
                     true
                 }
-                None => stop_of(tl, stops, ev).is_some(),
+                After::Unproven { event, what } => {
+                    unproven.get_or_insert((event, what));
+                    true
+                }
+                After::Nothing => {
+                    if stop_of(k, stops, ev).is_none() {
+                        alone.push(ev);
+                    }
+                    true
+                }
             }
         });
-        if !all || backs.is_empty() {
+        let recurs = |ev: &&Event| {
+            let Some(at) = when(ev) else {
+                return false;
+            };
+            backs.iter().any(|(_, b)| {
+                b.recurs.as_ref().is_some_and(|(rec, keys)| {
+                    proved_after(at, (b.at, 0))
+                        && rec.fails.iter().any(|side| {
+                            k.is(side, ev)
+                                && k.keys(side, ev)
+                                    .iter()
+                                    .any(|key| keys.iter().any(|k1| same_key(k1, key)))
+                        })
+                })
+            })
+        };
+        if !all || !alone.iter().all(recurs) {
+            continue;
+        }
+        let summary = f.summary.trim_end().trim_end_matches('.').to_string();
+        if let Some((event, what)) = unproven {
+            let Some(line) = tl.events.get(event) else {
+                continue;
+            };
+            f.summary = format!(
+                "{summary} ({what} at {}, {}:{}, may have followed it, but approximate times cannot prove that it came after the failure)",
+                line.ts.map(|t| t.rfc3339()).unwrap_or_default(),
+                file_of(tl, line),
+                line.line
+            );
+            continue;
+        }
+        if backs.is_empty() {
             continue;
         }
         let first = backs.iter().map(|(at, _)| *at).min().unwrap_or_default();
@@ -274,20 +716,20 @@ pub fn recovered(tl: &Timeline, stops: &[Stop], findings: &mut [Finding]) {
         let Some(line) = tl.events.get(last.event) else {
             continue;
         };
-        let file = tl
-            .files
-            .get(line.file as usize)
-            .map_or("", |f| f.path.as_str());
+        let about = if line.ts.is_some_and(|t| t.quality == TsQuality::Approximate) {
+            " (approximate)"
+        } else {
+            ""
+        };
         let again = backs.iter().filter_map(|(_, b)| b.again).min();
         let told = format!(
-            "{} at {}, {}:{}, {} after the failure",
+            "{} at {}{about}, {}:{}, {} after the failure",
             last.what,
             crate::event::format_rfc3339(last.at),
-            file,
+            file_of(tl, line),
             line.line,
             crate::rules::engine::human(last.at - first),
         );
-        let summary = f.summary.trim_end().trim_end_matches('.').to_string();
         f.summary = match again {
             Some(t) => format!(
                 "{summary} (recovered: {told}; failed again at {})",
@@ -299,6 +741,103 @@ pub fn recovered(tl: &Timeline, stops: &[Stop], findings: &mut [Finding]) {
             }
         };
     }
+}
+
+fn file_of<'a>(tl: &'a Timeline, ev: &Event) -> &'a str {
+    tl.files
+        .get(ev.file as usize)
+        .map_or("", |f| f.path.as_str())
+}
+
+/// The Kubernetes recovery `rec` tells of the failure `ev` (at `at`): the first record after
+/// it saying each object the failure is about is back, and whether one failed again after.
+fn object_back<'r>(
+    k: &Kube,
+    ri: usize,
+    rec: &'r ObjectRecovery,
+    ev: &Event,
+    at: (Micros, Micros),
+) -> After<'r> {
+    let tl = k.tl;
+    let Some(side) = rec.fails.iter().find(|s| k.is(s, ev)) else {
+        return After::Nothing;
+    };
+    let keys = k.keys(side, ev);
+    if keys.is_empty() {
+        return After::Nothing;
+    }
+    let mut last: Option<(Micros, usize)> = None;
+    for key in &keys {
+        // The recovery records of this object not proved before the failure, in time order.
+        let mut candidates: Vec<(usize, (Micros, Micros))> = k
+            .about(ri, true, key)
+            .filter(|(_, t)| !proved_before(*t, at))
+            .collect();
+        candidates.sort_by_key(|(i, t)| (t.0, *i));
+        match candidates.iter().find(|(_, t)| proved_after(*t, at)) {
+            Some((i, t)) => {
+                if last.is_none_or(|(lt, _)| t.0 > lt) {
+                    last = Some((t.0, *i));
+                }
+            }
+            None => {
+                return match candidates.first() {
+                    Some((i, _)) => After::Unproven {
+                        event: *i,
+                        what: &rec.what,
+                    },
+                    None => came_back(k, ri, rec, key, at).unwrap_or(After::Nothing),
+                };
+            }
+        }
+    }
+    let Some((back_at, event)) = last else {
+        return After::Nothing;
+    };
+    let back = (
+        back_at,
+        tl.events.get(event).and_then(when).map_or(0, |w| w.1),
+    );
+    // A failure of one of the same objects after the recovery: it came back. One that
+    // approximate times cannot order against the recovery leaves the recovery unproven.
+    let mut again: Option<Micros> = None;
+    let later = k
+        .records()
+        .get(ri)
+        .map(|r| r.fails.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .filter(|(_, ks)| ks.iter().any(|k2| keys.iter().any(|k1| same_key(k1, k2))));
+    for (i, _) in later {
+        let Some(e) = tl.events.get(*i) else { continue };
+        let Some(t) = when(e) else { continue };
+        let t = (
+            e.repeat
+                .as_ref()
+                .and_then(|r| r.last)
+                .unwrap_or(t.0)
+                .max(t.0),
+            t.1,
+        );
+        if proved_before(t, back) {
+            continue;
+        }
+        if !proved_after(t, back) {
+            return After::Unproven {
+                event,
+                what: &rec.what,
+            };
+        }
+        again = Some(again.map_or(t.0, |a: Micros| a.min(t.0)));
+    }
+    After::Back(Back {
+        event,
+        at: back_at,
+        what: &rec.what,
+        again,
+        recurs: Some((rec, keys)),
+        from: None,
+    })
 }
 
 /// The recovery `rec` tells of the failure `ev` (at `at`): the first line after it saying
@@ -358,6 +897,8 @@ fn back_of<'r>(
         at: back_at,
         what: &rec.what,
         again,
+        recurs: None,
+        from: None,
     })
 }
 
@@ -389,6 +930,8 @@ fn back_within<'r>(
         at: back_at,
         what: &rec.what,
         again,
+        recurs: None,
+        from: None,
     })
 }
 
@@ -409,6 +952,51 @@ fn failed_again(tl: &Timeline, back: Micros, is_same: impl Fn(&Event) -> bool) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn aged(age: &str, micros: Micros) -> Event {
+        let mut e = Event::new(1, "Readiness probe failed: ");
+        e.ts = Some(crate::event::Timestamp {
+            micros,
+            quality: TsQuality::Approximate,
+        });
+        e.fields = vec![("age".into(), age.into())];
+        e
+    }
+
+    /// An age `kubectl` printed is cut to its last unit: `6m (x262 over 23m)` is good to a
+    /// minute, `9m20s` to a second; an approximate time without an age (a guessed year)
+    /// orders nothing.
+    #[test]
+    fn an_age_is_good_to_its_last_unit() {
+        let m = 60 * MICROS_PER_SEC;
+        assert_eq!(
+            when(&aged("6m (x262 over 23m)", 100 * m)),
+            Some((100 * m, m))
+        );
+        assert_eq!(
+            when(&aged("9m20s", 100 * m)),
+            Some((100 * m, MICROS_PER_SEC))
+        );
+        assert_eq!(when(&aged("3h", 100 * m)), Some((100 * m, 60 * m)));
+        let mut guessed = aged("", 100 * m);
+        guessed.fields.clear();
+        assert_eq!(when(&guessed), None);
+    }
+
+    /// A recovery proves it came after a failure only when the earliest moment it may
+    /// stand for is after the latest the failure may: an age shown as `5m` after a failure
+    /// at an exact time half a minute before it proves nothing.
+    #[test]
+    fn approximate_times_prove_only_what_they_can() {
+        let m = 60 * MICROS_PER_SEC;
+        let fail = (100 * m, 0);
+        assert!(proved_after((101 * m, 0), fail));
+        assert!(!proved_after((100 * m + m / 2, m), fail));
+        assert!(proved_after((102 * m, m), fail));
+        assert!(proved_before(fail, (101 * m, 0)));
+        // An events row at `6m` stands for a moment up to a minute before its time.
+        assert!(!proved_before((100 * m, m), (100 * m - m / 2, 0)));
+    }
 
     #[test]
     fn a_node_is_its_logs_folder() {

@@ -27,6 +27,10 @@ struct LifecycleFile {
     recovery: Vec<RecoveryLine>,
     #[serde(default)]
     own_stop: Vec<OwnStopLine>,
+    #[serde(default)]
+    object_recovery: Vec<ObjectRecoveryLine>,
+    #[serde(default)]
+    object_stop: Vec<ObjectStopLine>,
 }
 
 #[derive(Deserialize)]
@@ -177,6 +181,204 @@ pub fn tellers() -> &'static [Teller] {
     })
 }
 
+/// One side of a Kubernetes recovery, as written in the data file.
+#[derive(Deserialize)]
+struct SideLine {
+    /// The kind of the object whose name is the key (`Pod`, `Node`, `RayJob`, …).
+    kind: String,
+    #[serde(default)]
+    sources: Vec<String>,
+    text: Option<String>,
+    #[serde(default)]
+    fields: std::collections::BTreeMap<String, String>,
+    /// A regex over the object's name capturing the key (`key`); default: the whole name.
+    name: Option<String>,
+    /// A condition of the object's status that is `status` (`Ready=True`): a describe's
+    /// `conditions[Ready]` or the `status` leaf of a YAML/JSON condition whose `type` is it.
+    condition: Option<String>,
+    /// The least level of the record (`warning`).
+    min_level: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ObjectRecoveryLine {
+    what: String,
+    fails: Vec<SideLine>,
+    recovers: Vec<SideLine>,
+    #[allow(dead_code)]
+    from: String,
+}
+
+#[derive(Deserialize)]
+struct ObjectStopLine {
+    what: String,
+    /// The kind of what was stopped: `Pod` (one pod) or `RayCluster` (its pods too).
+    kind: String,
+    #[serde(default)]
+    sources: Vec<String>,
+    /// Captures the stopped object's name as `key`, unless `key_field` names the field
+    /// that holds it.
+    text: String,
+    key_field: Option<String>,
+    #[serde(default)]
+    fields: std::collections::BTreeMap<String, String>,
+    #[allow(dead_code)]
+    from: String,
+}
+
+/// One side of a Kubernetes recovery, compiled: which records it is, and which object's
+/// name (the key) each one is about.
+pub struct Side {
+    pub kind: String,
+    pub sources: Vec<SourceKind>,
+    pub text: Option<Regex>,
+    pub fields: Vec<(String, Regex)>,
+    pub name: Option<Regex>,
+    /// `(type, status)` of a status condition.
+    pub condition: Option<(String, String)>,
+    pub min_level: Option<crate::event::Level>,
+}
+
+impl Side {
+    fn compile(s: &SideLine) -> Option<Side> {
+        let condition = match &s.condition {
+            Some(c) => {
+                let (t, v) = c.split_once('=')?;
+                Some((t.to_string(), v.to_string()))
+            }
+            None => None,
+        };
+        Some(Side {
+            kind: s.kind.clone(),
+            sources: kinds(&s.sources),
+            text: s.text.as_deref().map(Regex::new).transpose().ok()?,
+            fields: s
+                .fields
+                .iter()
+                .map(|(k, v)| Some((k.clone(), Regex::new(v).ok()?)))
+                .collect::<Option<_>>()?,
+            name: s.name.as_deref().map(Regex::new).transpose().ok()?,
+            condition,
+            min_level: match &s.min_level {
+                Some(l) => Some(crate::event::Level::parse(l)?),
+                None => None,
+            },
+        })
+    }
+
+    /// Whether `ev` is a record of this side, its condition aside (which needs the
+    /// record's neighbours): source, level, text and fields.
+    pub fn matches(&self, ev: &crate::event::Event) -> bool {
+        (self.sources.is_empty() || self.sources.contains(&ev.kind))
+            && self.min_level.is_none_or(|l| ev.level >= l)
+            && self.text.as_ref().is_none_or(|re| re.is_match(&ev.message))
+            && self
+                .fields
+                .iter()
+                .all(|(k, re)| ev.field(k).is_some_and(|v| re.is_match(v)))
+    }
+
+    /// The key of an object name: what `name` captures, or the name itself.
+    pub fn key_of<'n>(&self, name: &'n str) -> Option<&'n str> {
+        match &self.name {
+            None => Some(name),
+            Some(re) => Some(re.captures(name)?.name("key")?.as_str()),
+        }
+    }
+}
+
+/// A failure of a Kubernetes object (a pod, a node, a RayJob, a RayService) and the records
+/// that say the same object is back: the key is the object's name, read from what the record
+/// names (`objects::of_event`), not from its text.
+pub struct ObjectRecovery {
+    pub what: String,
+    pub fails: Vec<Side>,
+    pub recovers: Vec<Side>,
+}
+
+/// The Kubernetes recoveries of the library, compiled once.
+pub fn object_recoveries() -> &'static [ObjectRecovery] {
+    static OBJECT: std::sync::OnceLock<Vec<ObjectRecovery>> = std::sync::OnceLock::new();
+    OBJECT.get_or_init(|| {
+        file()
+            .map(|f| f.object_recovery.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|r| {
+                Some(ObjectRecovery {
+                    what: r.what.clone(),
+                    fails: r.fails.iter().map(Side::compile).collect::<Option<_>>()?,
+                    recovers: r
+                        .recovers
+                        .iter()
+                        .map(Side::compile)
+                        .collect::<Option<_>>()?,
+                })
+            })
+            .collect()
+    })
+}
+
+/// A line that tells Kubernetes or KubeRay deleted an object on purpose (a scale-in, a
+/// RayCluster torn down after its job or replaced by an upgrade), naming it.
+pub struct ObjectStop {
+    pub what: String,
+    /// `Pod` or `RayCluster`.
+    pub kind: String,
+    pub sources: Vec<SourceKind>,
+    /// Captures the object's name as `key`, unless `key_field` holds it.
+    pub re: Regex,
+    pub key_field: Option<String>,
+    pub fields: Vec<(String, Regex)>,
+}
+
+impl ObjectStop {
+    /// The name of the object `ev` says was deleted, if it is such a line.
+    pub fn stopped<'e>(&self, ev: &'e crate::event::Event) -> Option<&'e str> {
+        if !(self.sources.is_empty() || self.sources.contains(&ev.kind)) {
+            return None;
+        }
+        if !self
+            .fields
+            .iter()
+            .all(|(k, re)| ev.field(k).is_some_and(|v| re.is_match(v)))
+        {
+            return None;
+        }
+        let caps = self.re.captures(&ev.message)?;
+        match &self.key_field {
+            Some(k) => ev.field(k).filter(|v| !v.is_empty()),
+            None => Some(caps.name("key")?.as_str()),
+        }
+    }
+}
+
+/// The Kubernetes stop lines of the library, compiled once.
+pub fn object_stops() -> &'static [ObjectStop] {
+    static STOPS: std::sync::OnceLock<Vec<ObjectStop>> = std::sync::OnceLock::new();
+    STOPS.get_or_init(|| {
+        file()
+            .map(|f| f.object_stop.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|s| {
+                Some(ObjectStop {
+                    what: s.what.clone(),
+                    kind: s.kind.clone(),
+                    sources: kinds(&s.sources),
+                    re: Regex::new(&s.text).ok()?,
+                    key_field: s.key_field.clone(),
+                    fields: s
+                        .fields
+                        .iter()
+                        .map(|(k, v)| Some((k.clone(), Regex::new(v).ok()?)))
+                        .collect::<Option<_>>()?,
+                })
+            })
+            .collect()
+    })
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {
@@ -190,6 +392,39 @@ mod tests {
         assert_eq!(tellers().len(), file.stop.len());
         assert_eq!(recoveries().len(), file.recovery.len());
         assert_eq!(own_stops().len(), file.own_stop.len());
+        assert_eq!(object_recoveries().len(), file.object_recovery.len());
+        assert_eq!(object_stops().len(), file.object_stop.len());
+        for r in &file.object_recovery {
+            for side in r.fails.iter().chain(&r.recovers) {
+                for n in &side.sources {
+                    assert!(
+                        SourceKind::from_name(n).is_some(),
+                        "{}: unknown source {n}",
+                        r.what
+                    );
+                }
+                assert!(
+                    side.text.is_some()
+                        || !side.fields.is_empty()
+                        || side.condition.is_some()
+                        || side.min_level.is_some() && !side.sources.is_empty(),
+                    "{}: a side says which records it is",
+                    r.what
+                );
+            }
+        }
+        for s in object_stops() {
+            assert!(
+                s.key_field.is_some() || s.re.capture_names().any(|n| n == Some("key")),
+                "{}: captures the object's name",
+                s.what
+            );
+            assert!(
+                matches!(s.kind.as_str(), "Pod" | "RayCluster"),
+                "{}",
+                s.what
+            );
+        }
         for s in &file.stop {
             assert!(!s.what.is_empty() && !s.from.is_empty());
             for n in &s.sources {
@@ -205,6 +440,130 @@ mod tests {
                 r.what
             );
         }
+    }
+
+    fn ev(kind: SourceKind, message: &str, fields: &[(&str, &str)]) -> crate::event::Event {
+        let mut e = crate::event::Event::new(1, message);
+        e.kind = kind;
+        e.fields = fields
+            .iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect();
+        e
+    }
+
+    fn stopped(e: &crate::event::Event) -> Option<(String, String)> {
+        object_stops()
+            .iter()
+            .find_map(|s| Some((s.kind.clone(), s.stopped(e)?.to_string())))
+    }
+
+    /// KubeRay's deletions on purpose, in their real wording (events of the corpus's
+    /// autoscaling and upgrade bundles, the operator's `Deleting pod` of its replicas
+    /// fight), name what they deleted.
+    #[test]
+    fn deletions_on_purpose_name_what_they_deleted() {
+        let scale_in = ev(
+            SourceKind::KubeEvents,
+            "Deleted pod analytics/feature-etl-cpu-pool-worker-7hk2x",
+            &[("reason", "DeletedWorkerPod")],
+        );
+        assert_eq!(
+            stopped(&scale_in),
+            Some((
+                "Pod".into(),
+                "analytics/feature-etl-cpu-pool-worker-7hk2x".into()
+            ))
+        );
+        let upgrade = ev(
+            SourceKind::KubeEvents,
+            "Deleted the RayCluster search/query-rewriter-k2m8d",
+            &[("reason", "DeletedRayCluster")],
+        );
+        assert_eq!(
+            stopped(&upgrade),
+            Some(("RayCluster".into(), "search/query-rewriter-k2m8d".into()))
+        );
+        let operator = ev(
+            SourceKind::Operator,
+            "Deleting pod",
+            &[
+                ("namespace", "etl"),
+                ("name", "nightly-etl-worker-cpu-group-qzc8r"),
+            ],
+        );
+        assert_eq!(
+            stopped(&operator),
+            Some(("Pod".into(), "nightly-etl-worker-cpu-group-qzc8r".into()))
+        );
+        let created = ev(
+            SourceKind::KubeEvents,
+            "Created worker Pod analytics/feature-etl-cpu-pool-worker-7hk2x",
+            &[("reason", "CreatedWorkerPod")],
+        );
+        assert_eq!(stopped(&created), None);
+    }
+
+    /// The sides of the Kubernetes recoveries on real lines: a probe failure of a pod is a
+    /// failure, a NodeReady row a recovery, a RayJob's operator line SUCCEEDED a recovery.
+    #[test]
+    fn sides_match_real_lines() {
+        let side = |what: &str, fails: bool, e: &crate::event::Event| {
+            object_recoveries()
+                .iter()
+                .filter(|r| r.what == what)
+                .flat_map(|r| if fails { &r.fails } else { &r.recovers })
+                .any(|s| s.matches(e))
+        };
+        let probe = ev(
+            SourceKind::KubeEvents,
+            "Readiness probe failed: bash: line 1: wget: command not found",
+            &[("reason", "Unhealthy")],
+        );
+        assert!(side("the pod became Ready", true, &probe));
+        let kill = ev(
+            SourceKind::KubeEvents,
+            "Container ray-head failed liveness probe, will be restarted",
+            &[("reason", "Killing")],
+        );
+        assert!(side("the pod became Ready", true, &kill));
+        let started = ev(SourceKind::KubeEvents, "Started container ray-head", &[]);
+        assert!(!side("the pod became Ready", false, &started));
+        let node = ev(
+            SourceKind::KubeEvents,
+            "Node ip-10-1-77-140.us-west-2.compute.internal status is now: NodeNotReady",
+            &[("reason", "NodeNotReady")],
+        );
+        assert!(side("the node became Ready again", true, &node));
+        let ready = ev(
+            SourceKind::KubeEvents,
+            "Node gke-ml-prod-ray-gpu-9c4d7e21-m2xk status is now: NodeReady",
+            &[("reason", "NodeReady")],
+        );
+        assert!(side("the node became Ready again", false, &ready));
+        let job = ev(
+            SourceKind::Operator,
+            "RayJob",
+            &[
+                ("JobDeploymentStatus", "Complete"),
+                ("JobStatus", "SUCCEEDED"),
+                ("RayJob.name", "daily-features"),
+            ],
+        );
+        assert!(side("the RayJob SUCCEEDED", false, &job));
+        let running = ev(
+            SourceKind::Operator,
+            "RayJob",
+            &[("JobStatus", "RUNNING"), ("RayJob.name", "daily-features")],
+        );
+        assert!(!side("the RayJob SUCCEEDED", false, &running));
+        // A submitter pod `<job>-<5>` is keyed by its Job's name.
+        let submitter = object_recoveries()
+            .iter()
+            .find(|r| r.what == "the submitter's Job completed")
+            .and_then(|r| r.fails.first())
+            .unwrap();
+        assert_eq!(submitter.key_of("daily-report-7fk2w"), Some("daily-report"));
     }
 
     #[test]

@@ -277,7 +277,43 @@ impl Sieve {
                 crate::rules::lifecycle::recoveries()
                     .iter()
                     .flat_map(|r| [(&r.fails, &[][..]), (&r.recovers, &[][..])]),
+            )
+            .chain(
+                crate::rules::lifecycle::object_stops()
+                    .iter()
+                    .map(|s| (&s.re, s.sources.as_slice())),
             );
+        // A Kubernetes recovery's side without a text (a condition, a field) is kept by
+        // reading its sources whole; a failure said only by its level (an operator's error
+        // about a RayJob) is kept as the open world keeps every error record.
+        for side in crate::rules::lifecycle::object_recoveries()
+            .iter()
+            .flat_map(|r| r.fails.iter().chain(&r.recovers))
+            .filter(|s| s.text.is_some() || !s.fields.is_empty() || s.condition.is_some())
+        {
+            let kinds: Vec<SourceKind> = if side.sources.is_empty() {
+                SourceKind::ALL.to_vec()
+            } else {
+                side.sources.clone()
+            };
+            match &side.text {
+                Some(re) => {
+                    let alts: Option<Vec<Vec<String>>> = required_conjunctions(re.as_str())
+                        .iter()
+                        .map(|alt| safe_literals(alt))
+                        .collect();
+                    for (kind, list) in &mut per_kind {
+                        if kinds.contains(kind) {
+                            match &alts {
+                                Some(alts) if !alts.is_empty() => list.extend(alts.iter().cloned()),
+                                _ => full_kinds.push(*kind),
+                            }
+                        }
+                    }
+                }
+                None => full_kinds.extend(kinds),
+            }
+        }
         for (re, sources) in lifecycle {
             let alts: Option<Vec<Vec<String>>> = required_conjunctions(re.as_str())
                 .iter()

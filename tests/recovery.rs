@@ -1,0 +1,121 @@
+//! Kubernetes recoveries and requested stops, through the binary (`src/judge.rs`, the
+//! `object_recovery` and `object_stop` entries of `patterns/data/lifecycle.toml`): each
+//! fixture of `tests/fixtures/recovery/` is a small bundle of real lines from the corpus,
+//! once with the failure followed by its object's recovery (the finding stays `info`, says
+//! "recovered", the recovery's line and how long after the failure it came) and once with the
+//! failure coming back after the recovery (its severity kept, and when it came back said).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use serde_json::Value;
+
+fn report(fixture: &str) -> Value {
+    let dir = common::root().join("tests/fixtures/recovery").join(fixture);
+    let out = common::raysift(&["analyze", dir.to_str().unwrap(), "--format", "json"]);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn causes(r: &Value) -> Vec<Value> {
+    r["causes"].as_array().cloned().unwrap_or_default()
+}
+
+fn cause<'a>(causes: &'a [Value], id: &str) -> &'a Value {
+    causes
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("no {id} in {causes:#?}"))
+}
+
+/// A recovered bundle reports nothing above `info`; `id` is shown as recovered by `line`.
+fn recovered(fixture: &str, id: &str, line: &str, down: &str) {
+    let r = report(&format!("{fixture}/recovered"));
+    let causes = causes(&r);
+    for c in &causes {
+        assert_eq!(c["severity"], "info", "{fixture}: {c:#}");
+    }
+    let s = cause(&causes, id)["summary"].as_str().unwrap().to_string();
+    assert!(s.contains("(recovered: "), "{fixture}: {s}");
+    assert!(s.contains(line), "{fixture}: the recovery line {line}: {s}");
+    assert!(
+        s.contains(&format!("{down} after the failure")),
+        "{fixture}: {s}"
+    );
+    assert!(!s.contains("failed again"), "{fixture}: {s}");
+}
+
+/// The same bundle with the failure after the recovery: the cause keeps its severity and
+/// says when the failure came back.
+fn again(fixture: &str, id: &str, at: &str) {
+    let r = report(&format!("{fixture}/again"));
+    let causes = causes(&r);
+    let c = cause(&causes, id);
+    assert_ne!(c["severity"], "info", "{fixture}: {c:#}");
+    let s = c["summary"].as_str().unwrap();
+    assert!(s.contains("(recovered: "), "{fixture}: {s}");
+    assert!(
+        s.contains(&format!("failed again at {at}")),
+        "{fixture}: {s}"
+    );
+}
+
+/// A pod whose probes failed (and whose liveness probe restarted it) and that then became
+/// Ready: the pod's `status.conditions` Ready True with its lastTransitionTime.
+#[test]
+fn a_pod_ready_again() {
+    recovered(
+        "pod-ready",
+        "probe_failure",
+        "the pod became Ready at 2025-01-15T14:19:30.000Z, pods.json:18",
+        "18m47s",
+    );
+    again("pod-ready", "probe_failure", "2025-01-15T14:22:39.522Z");
+}
+
+/// A node that went NotReady (an events row, an age good to the minute) and was Ready again
+/// (a node's condition); failing again is a describe's Ready Unknown after it.
+#[test]
+fn a_node_ready_again() {
+    recovered(
+        "node-ready",
+        "node_not_ready",
+        "the node became Ready again at 2023-11-08T03:08:10.000Z, nodes.json:16",
+        "13m43s",
+    );
+    again("node-ready", "node_not_ready", "2023-11-08T03:12:55.000Z");
+}
+
+/// An upgrade's old RayCluster deleted by its RayService: its head's probe failing after
+/// the deletion is the stop, at `info`; the same failure before the deletion is not.
+#[test]
+fn an_old_cluster_deleted_by_its_rayservice() {
+    let r = report("upgrade-stop/stopped");
+    let causes = causes(&r);
+    for c in &causes {
+        assert_eq!(c["severity"], "info", "{c:#}");
+    }
+    let s = cause(&causes, "probe_failure")["summary"].as_str().unwrap();
+    assert!(
+        s.contains("(after a requested stop at 2025-10-21T09:16:43.000Z: the RayService deleted its old RayCluster"),
+        "{s}"
+    );
+    let before = self::causes(&report("upgrade-stop/before"));
+    let c = cause(&before, "probe_failure");
+    assert_ne!(c["severity"], "info", "{c:#}");
+    assert!(!c["summary"].as_str().unwrap().contains("requested stop"));
+}
+
+/// The pod Ready within the minute a `6m` events row may stand for: the order cannot be
+/// proved, so the cause keeps its severity and says why.
+#[test]
+fn a_recovery_approximate_times_cannot_order() {
+    let r = report("pod-ready/unproven");
+    let causes = causes(&r);
+    let c = cause(&causes, "probe_failure");
+    assert_ne!(c["severity"], "info", "{c:#}");
+    let s = c["summary"].as_str().unwrap();
+    assert!(
+        s.contains("(the pod became Ready at 2025-01-15T14:16:30.000Z, pods.json:18, may have followed it, but approximate times cannot prove that it came after the failure)"),
+        "{s}"
+    );
+}
