@@ -205,17 +205,22 @@ fn signal_clauses(sig: &crate::rules::Signal) -> Option<Vec<Vec<String>>> {
         // Facts only: their files are parsed whole anyway.
         return Some(Vec::new());
     }
-    // A field condition needs its key on the raw line (`"key":` or `key=`) and, when its
-    // regex has literals, one of them as well. Every condition must hold, so the most telling
-    // one will do.
+    field_clauses(sig.fields.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+}
+
+/// The clauses that keep every line a set of field conditions (`key`, value regex) can hold:
+/// each condition needs its key on the raw line (`"key":` or `key=`) and, when its regex has
+/// literals, one of them as well. Every condition must hold, so the most telling one will do.
+/// `None` when a field is derived from more than the line.
+fn field_clauses<'a>(fields: impl Iterator<Item = (&'a str, &'a str)>) -> Option<Vec<Vec<String>>> {
     let mut best: Option<Vec<Vec<String>>> = None;
-    for (key, value) in &sig.fields {
-        if DERIVED_FIELDS.contains(&key.as_str()) {
+    for (key, value) in fields {
+        if DERIVED_FIELDS.contains(&key) {
             return None;
         }
         let name = raw_safe(&key.to_lowercase())?;
         let mut alts: Vec<Vec<String>> = Vec::new();
-        for alt in required_conjunctions(value.as_str()) {
+        for alt in required_conjunctions(value) {
             let Some(mut lits) = safe_literals(&alt) else {
                 alts.clear();
                 break;
@@ -283,8 +288,8 @@ impl Sieve {
                     .iter()
                     .map(|s| (&s.re, s.sources.as_slice())),
             );
-        // A Kubernetes recovery's side without a text (a condition, a field) is kept by
-        // reading its sources whole; a failure said only by its level (an operator's error
+        // A Kubernetes recovery's side said by a status condition is kept by reading its
+        // sources (objects and describes) whole; a failure said only by its level (an operator's error
         // about a RayJob) is kept as the open world keeps every error record.
         for side in crate::rules::lifecycle::object_recoveries()
             .iter()
@@ -296,22 +301,34 @@ impl Sieve {
             } else {
                 side.sources.clone()
             };
-            match &side.text {
-                Some(re) => {
-                    let alts: Option<Vec<Vec<String>>> = required_conjunctions(re.as_str())
-                        .iter()
-                        .map(|alt| safe_literals(alt))
-                        .collect();
-                    for (kind, list) in &mut per_kind {
-                        if kinds.contains(kind) {
-                            match &alts {
-                                Some(alts) if !alts.is_empty() => list.extend(alts.iter().cloned()),
-                                _ => full_kinds.push(*kind),
-                            }
-                        }
+            // A side said by its fields keeps the lines that carry them (the operator's
+            // `JobStatus` of a RayJob): reading its sources whole kept every operator line
+            // of a large bundle.
+            let alts: Option<Vec<Vec<String>>> = match &side.text {
+                Some(re) => required_conjunctions(re.as_str())
+                    .iter()
+                    .map(|alt| safe_literals(alt))
+                    .collect(),
+                // Facts (a path and its value) come from files parsed whole anyway.
+                None if side
+                    .fields
+                    .iter()
+                    .any(|(k, _)| FACT_FIELDS.contains(&k.as_str())) =>
+                {
+                    None
+                }
+                None if !side.fields.is_empty() => {
+                    field_clauses(side.fields.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+                }
+                None => None,
+            };
+            for (kind, list) in &mut per_kind {
+                if kinds.contains(kind) {
+                    match &alts {
+                        Some(alts) if !alts.is_empty() => list.extend(alts.iter().cloned()),
+                        _ => full_kinds.push(*kind),
                     }
                 }
-                None => full_kinds.extend(kinds),
             }
         }
         for (re, sources) in lifecycle {
