@@ -29,8 +29,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::event::{Event, Level, RawTime, Text, MICROS_PER_SEC};
+use crate::event::{Event, Level, RawTime, Text};
 use crate::parse::lines::{parse_records, strip_colour, Continuation};
+use crate::parse::ray_event::seconds;
 use crate::parse::ParseOutput;
 
 pub fn parse(input: &[u8], out: &mut ParseOutput) {
@@ -685,19 +686,6 @@ fn other(source: &str, data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>
         format!("{what} {state}").trim().to_string(),
         "",
     )
-}
-
-/// `1796565576`, `"1796565576"` or `1796565576.25` as micros since the epoch.
-fn seconds(value: &Value) -> Option<i64> {
-    let secs = match value {
-        Value::Number(n) => n.as_f64()?,
-        Value::String(s) => s.trim().parse::<f64>().ok()?,
-        _ => return None,
-    };
-    if !(0.0..253_402_300_800.0).contains(&secs) {
-        return None;
-    }
-    Some((secs * MICROS_PER_SEC as f64).round() as i64)
 }
 
 #[cfg(test)]

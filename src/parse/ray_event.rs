@@ -96,7 +96,7 @@ pub fn head(line: &str) -> Option<Event> {
 }
 
 /// `1796545631`, `"1796545631"` or `1796545631.25` as micros since the epoch.
-fn seconds(value: &Value) -> Option<i64> {
+pub(crate) fn seconds(value: &Value) -> Option<i64> {
     let secs = match value {
         Value::Number(n) => n.as_f64()?,
         Value::String(s) => s.trim().parse::<f64>().ok()?,
