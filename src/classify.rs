@@ -418,7 +418,15 @@ fn by_name(name: &str, path: &str) -> Option<SourceKind> {
     let yaml = stem.ends_with(".yaml") || stem.ends_with(".yml");
     let in_events = path.contains("/events/") || path.starts_with("events/");
     let in_export = path.contains("/export_events/") || path.starts_with("export_events/");
+    // The KubeRay History Server collector's files of Ray's one-event records
+    // (`<node id>/node_events/<node id>-<hour>-<ns>.jsonl[.gz]`, `…/job_events/<job id>/…`).
+    let in_hs_events = path.contains("/node_events/")
+        || path.starts_with("node_events/")
+        || path.contains("/job_events/")
+        || path.starts_with("job_events/");
     let kind = if in_export && name.starts_with("event_export_") && name.ends_with(".log") {
+        SourceKind::RayExportEvent
+    } else if in_hs_events && (name.ends_with(".jsonl") || name.ends_with(".jsonl.gz")) {
         SourceKind::RayExportEvent
     } else if in_events && name.starts_with("event_") && name.ends_with(".log") {
         SourceKind::RayEvent

@@ -43,6 +43,7 @@ pub fn parse(input: &[u8], out: &mut ParseOutput) {
 pub fn is_export_line(text: &str) -> bool {
     text.starts_with("{\"event_data\":{")
         || (text.starts_with('{') && text.contains("\"event_data\"") && text.contains("\"EXPORT_"))
+        || crate::parse::ray_one_event::is_one_event_line(text)
 }
 
 /// One export event, or `None` for a line that is none.
@@ -52,6 +53,9 @@ pub fn head(line: &str) -> Option<Event> {
         return None;
     }
     let map = serde_json::from_str::<Map<String, Value>>(start).ok()?;
+    if map.contains_key("eventId") && map.contains_key("eventType") {
+        return crate::parse::ray_one_event::event(&map);
+    }
     let source = map.get("source_type").and_then(Value::as_str)?;
     if !source.starts_with("EXPORT_") {
         return None;
@@ -84,12 +88,12 @@ pub fn head(line: &str) -> Option<Event> {
 }
 
 /// What an event's state says: its level and its message.
-struct Verdict {
-    level: Level,
-    message: String,
+pub(crate) struct Verdict {
+    pub(crate) level: Level,
+    pub(crate) message: String,
 }
 
-fn verdict(level: Level, summary: String, detail: &str) -> Verdict {
+pub(crate) fn verdict(level: Level, summary: String, detail: &str) -> Verdict {
     let summary = clean(&summary);
     let detail = clean(detail);
     let detail = detail.trim_matches('\n');
@@ -122,13 +126,13 @@ fn clean(text: &str) -> String {
     out
 }
 
-fn str_of<'a>(data: &'a Map<String, Value>, key: &str) -> &'a str {
+pub(crate) fn str_of<'a>(data: &'a Map<String, Value>, key: &str) -> &'a str {
     data.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
 /// A field as text: strings bare, numbers and booleans as written, nothing for null, empty
 /// strings, objects and arrays.
-fn scalar(value: &Value) -> Option<String> {
+pub(crate) fn scalar(value: &Value) -> Option<String> {
     match value {
         Value::String(s) if !s.is_empty() => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
@@ -137,14 +141,14 @@ fn scalar(value: &Value) -> Option<String> {
     }
 }
 
-fn push(fields: &mut Vec<(Text, Text)>, key: &str, value: &str) {
+pub(crate) fn push(fields: &mut Vec<(Text, Text)>, key: &str, value: &str) {
     if !value.is_empty() && !fields.iter().any(|(k, _)| k == key) {
         fields.push((key.into(), value.into()));
     }
 }
 
 /// Copies `keys` of `data` that hold a plain value into the fields.
-fn copy(fields: &mut Vec<(Text, Text)>, data: &Map<String, Value>, keys: &[&str]) {
+pub(crate) fn copy(fields: &mut Vec<(Text, Text)>, data: &Map<String, Value>, keys: &[&str]) {
     for key in keys {
         if let Some(v) = data.get(*key).and_then(scalar) {
             push(fields, key, &v);
@@ -153,7 +157,7 @@ fn copy(fields: &mut Vec<(Text, Text)>, data: &Map<String, Value>, keys: &[&str]
 }
 
 /// Copies the id fields `keys` (protobuf `bytes`, base64 in JSON) as hex.
-fn ids(fields: &mut Vec<(Text, Text)>, data: &Map<String, Value>, keys: &[&str]) {
+pub(crate) fn ids(fields: &mut Vec<(Text, Text)>, data: &Map<String, Value>, keys: &[&str]) {
     for key in keys {
         if let Some(id) = data.get(*key).and_then(Value::as_str).and_then(hex_id) {
             push(fields, key, &id);
@@ -228,7 +232,7 @@ fn short_class(name: &str) -> &str {
 /// The exception line of a Python traceback: the first line that names an exception and its
 /// text (`ValueError: feature table 'users_v2' not found`), the one raised first when the
 /// traceback chains others after it.
-fn exception_line(traceback: &str) -> Option<&str> {
+pub(crate) fn exception_line(traceback: &str) -> Option<&str> {
     traceback.lines().map(str::trim_end).find(|l| {
         let Some((name, _)) = l.split_once(": ") else {
             return false;
@@ -239,7 +243,7 @@ fn exception_line(traceback: &str) -> Option<&str> {
     })
 }
 
-fn actor(data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) -> Verdict {
+pub(crate) fn actor(data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) -> Verdict {
     ids(
         fields,
         data,
@@ -259,7 +263,11 @@ fn actor(data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) -> Verdict {
     );
     fields.retain(|(k, v)| !(k == "pid" && v == "0"));
     let class = short_class(str_of(data, "class_name"));
-    let class = if class.is_empty() { "?" } else { class };
+    let id = fields
+        .iter()
+        .find(|(k, _)| k == "actor_id")
+        .map_or(String::from("?"), |(_, v)| v.to_string());
+    let class = if class.is_empty() { id.as_str() } else { class };
     let who = match str_of(data, "name") {
         "" => format!("actor {class}"),
         name => format!("actor {class} ({name})"),
@@ -345,7 +353,7 @@ fn actor(data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) -> Verdict {
 
 static EMPTY_MAP: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
 
-fn node(data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) -> Verdict {
+pub(crate) fn node(data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) -> Verdict {
     ids(fields, data, &["node_id"]);
     if let Some(ip) = data.get("node_manager_address").and_then(scalar) {
         push(fields, "ip", &ip);
@@ -401,7 +409,7 @@ fn node(data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) -> Verdict {
     verdict(level, format!("{who}{head} died{why}"), "")
 }
 
-fn driver_job(data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) -> Verdict {
+pub(crate) fn driver_job(data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) -> Verdict {
     ids(fields, data, &["job_id"]);
     copy(
         fields,
@@ -504,7 +512,7 @@ fn task_status(n: i64) -> &'static str {
     }
 }
 
-fn task(data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) -> Verdict {
+pub(crate) fn task(data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) -> Verdict {
     ids(fields, data, &["task_id", "job_id"]);
     copy(fields, data, &["attempt_number"]);
     let info = data.get("task_info").and_then(Value::as_object);

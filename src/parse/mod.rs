@@ -20,6 +20,7 @@ pub mod operator;
 pub mod primitives;
 pub mod ray_cpp;
 pub mod ray_event;
+pub mod ray_one_event;
 pub mod ray_python;
 pub mod ray_record;
 pub mod row_fold;
