@@ -424,9 +424,9 @@ fn by_name(name: &str, path: &str) -> Option<SourceKind> {
         || path.starts_with("node_events/")
         || path.contains("/job_events/")
         || path.starts_with("job_events/");
-    let kind = if in_export && name.starts_with("event_export_") && name.ends_with(".log") {
-        SourceKind::RayExportEvent
-    } else if in_hs_events && (name.ends_with(".jsonl") || name.ends_with(".jsonl.gz")) {
+    let export = in_export && name.starts_with("event_export_") && name.ends_with(".log");
+    let hs_events = in_hs_events && (name.ends_with(".jsonl") || name.ends_with(".jsonl.gz"));
+    let kind = if export || hs_events {
         SourceKind::RayExportEvent
     } else if in_events && name.starts_with("event_") && name.ends_with(".log") {
         SourceKind::RayEvent

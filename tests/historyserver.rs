@@ -343,7 +343,8 @@ fn the_collectors_event_files_join_the_timeline() {
     assert_eq!(death["level"], "error");
     assert!(death["file"].as_str().unwrap().contains("/node_events/"));
     assert!(events.iter().any(|e| e["level"] == "error"
-        && text(e).contains("FAILED: TASK_EXECUTION_EXCEPTION: RuntimeError: batch 17 has no rows")));
+        && text(e)
+            .contains("FAILED: TASK_EXECUTION_EXCEPTION: RuntimeError: batch 17 has no rows")));
     // Normal transitions stay info.
     for e in &events {
         let t = text(e);
@@ -373,7 +374,9 @@ fn the_dead_actors_event_is_evidence_of_the_first_cause() {
     }
     assert!(
         shown.iter().any(|(f, t)| f.contains("/node_events/")
-            && t.starts_with("actor 7e12d5504ac4dcc7ffaab4b601000000 died: its constructor raised")),
+            && t.starts_with(
+                "actor 7e12d5504ac4dcc7ffaab4b601000000 died: its constructor raised"
+            )),
         "{shown:#?}"
     );
     // Not a second cause: no other cause cites the constructor's failure.

@@ -175,11 +175,7 @@ fn definition(what: &str, data: &Map<String, Value>, fields: &mut Vec<(Text, Tex
     let class = str_of(data, "class_name");
     let class = class.rsplit('.').next().unwrap_or(class);
     let id = id_of(fields, "actor_id");
-    verdict(
-        Level::Info,
-        format!("{what} {class} ({id}) defined"),
-        "",
-    )
+    verdict(Level::Info, format!("{what} {class} ({id}) defined"), "")
 }
 
 fn job(data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) -> Verdict {
@@ -278,11 +274,16 @@ fn other(kind: &str, data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) 
     .unwrap_or("");
     let state = last_state(data);
     let text = format!("{kind} {name} {state}");
-    verdict(Level::Info, text.split_whitespace().collect::<Vec<_>>().join(" "), "")
+    verdict(
+        Level::Info,
+        text.split_whitespace().collect::<Vec<_>>().join(" "),
+        "",
+    )
 }
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use crate::event::{Event, Level, RawTime};
     use crate::parse::export_event::parse;
     use crate::parse::ParseOutput;
@@ -296,6 +297,10 @@ mod tests {
     const JOB_EVENTS: &str = include_str!(
         "../../tests/fixtures/history_server_events/ray-2.60.0-job_events-tasks.jsonl"
     );
+
+    // A healthy run of the same setup: a driver whose tasks and actor all succeed.
+    const HEALTHY: &str =
+        include_str!("../../tests/fixtures/history_server_events/ray-2.60.0-healthy.jsonl");
 
     fn events(text: &str) -> Vec<Event> {
         let mut out = ParseOutput::default();
@@ -335,9 +340,15 @@ mod tests {
             first_line(d),
             "actor 7e12d5504ac4dcc7ffaab4b601000000 died: its constructor raised: ValueError: feature table 'users_v2' not found"
         );
-        assert_eq!(d.field("actor_id"), Some("7e12d5504ac4dcc7ffaab4b601000000"));
+        assert_eq!(
+            d.field("actor_id"),
+            Some("7e12d5504ac4dcc7ffaab4b601000000")
+        );
         assert_eq!(d.field("state"), Some("DEAD"));
-        assert_eq!(d.field("death_cause"), Some("creation_task_failure_context"));
+        assert_eq!(
+            d.field("death_cause"),
+            Some("creation_task_failure_context")
+        );
         assert_eq!(d.field("event_type"), Some("ACTOR_LIFECYCLE_EVENT"));
         assert_eq!(
             d.field("node_id"),
@@ -345,7 +356,9 @@ mod tests {
         );
         // `2026-12-06T15:34:59.081350711Z`, to the microsecond.
         assert_eq!(d.raw_time, Some(RawTime::Utc(1_796_571_299_081_350)));
-        assert!(d.message.ends_with("ValueError: feature table 'users_v2' not found"));
+        assert!(d
+            .message
+            .ends_with("ValueError: feature table 'users_v2' not found"));
     }
 
     #[test]
@@ -392,6 +405,17 @@ mod tests {
             if l.contains(" FINISHED") || l.starts_with("job ") || l.starts_with("driver ") {
                 assert_eq!(e.level, Level::Info, "{l}");
             }
+        }
+        assert!(evs.iter().any(|e| first_line(e) == "job 01000000 FINISHED"));
+    }
+
+    #[test]
+    fn a_healthy_runs_events_are_all_info() {
+        let evs = events(HEALTHY);
+        assert_eq!(evs.len(), 125);
+        for e in &evs {
+            assert_eq!(e.level, Level::Info, "{}", e.message);
+            assert!(e.raw_time.is_some());
         }
         assert!(evs.iter().any(|e| first_line(e) == "job 01000000 FINISHED"));
     }
