@@ -250,7 +250,9 @@ fn json_array_start(t: &str) -> bool {
 /// Per-line votes: 0 operator, 1 Ray Python, 2 Ray C++, 3 Serve, 4 wait-gcs, 5 worker markers,
 /// 6 `ray start` output, 7 Ray events, 8 Ray export events.
 fn line_family(text: &str) -> Option<usize> {
-    if crate::parse::export_event::is_export_line(text) {
+    if crate::parse::export_event::is_export_line(text)
+        || crate::parse::ray_one_event::is_one_event_line(text)
+    {
         return Some(8);
     }
     if text.starts_with('{')

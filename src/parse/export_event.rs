@@ -43,7 +43,6 @@ pub fn parse(input: &[u8], out: &mut ParseOutput) {
 pub fn is_export_line(text: &str) -> bool {
     text.starts_with("{\"event_data\":{")
         || (text.starts_with('{') && text.contains("\"event_data\"") && text.contains("\"EXPORT_"))
-        || crate::parse::ray_one_event::is_one_event_line(text)
 }
 
 /// One export event, or `None` for a line that is none.
@@ -53,9 +52,6 @@ pub fn head(line: &str) -> Option<Event> {
         return None;
     }
     let map = serde_json::from_str::<Map<String, Value>>(start).ok()?;
-    if map.contains_key("eventId") && map.contains_key("eventType") {
-        return crate::parse::ray_one_event::event(&map);
-    }
     let source = map.get("source_type").and_then(Value::as_str)?;
     if !source.starts_with("EXPORT_") {
         return None;

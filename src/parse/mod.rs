@@ -455,7 +455,7 @@ fn parse_at(
         Format::KubeTable => kube_table::parse(input, &mut out),
         Format::KubeObject => kube_object::parse(input, &mut out),
         Format::RayEvent => ray_event::parse(input, &mut out),
-        Format::RayExportEvent => export_event::parse(input, &mut out),
+        Format::RayExportEvent => ray_one_event::parse(input, &mut out),
         Format::Generic => generic::parse(input, &mut out),
     }
     out

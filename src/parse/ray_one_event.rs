@@ -22,7 +22,28 @@ use crate::event::{Event, Level, RawTime, Text};
 use crate::parse::export_event::{
     actor, copy, driver_job, exception_line, ids, node, push, str_of, verdict, Verdict,
 };
+use crate::parse::lines::{parse_records, Continuation};
 use crate::parse::primitives::instant;
+use crate::parse::ParseOutput;
+
+/// A file of the `ray_export_event` kind: each line an aggregator event or an export event
+/// (`super::export_event`); any other line a record of its own text.
+pub fn parse(input: &[u8], out: &mut ParseOutput) {
+    parse_records(input, Continuation::Separate, out, |line, _, _| head(line));
+}
+
+/// One line as an aggregator event, else as an export event.
+pub fn head(line: &str) -> Option<Event> {
+    let start = line.trim();
+    if start.starts_with('{') && start.contains("\"eventId\"") {
+        if let Ok(map) = serde_json::from_str::<Map<String, Value>>(start) {
+            if map.contains_key("eventId") && map.contains_key("eventType") {
+                return event(&map);
+            }
+        }
+    }
+    crate::parse::export_event::head(line)
+}
 
 /// Whether a line is one such event: an object naming an `eventId`, a `sourceType` and an
 /// `eventType` (Go sorts the keys, so a payload may come first and push them far in).
@@ -284,8 +305,8 @@ fn other(kind: &str, data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+    use super::parse;
     use crate::event::{Event, Level, RawTime};
-    use crate::parse::export_event::parse;
     use crate::parse::ParseOutput;
 
     // Real lines: Ray 2.60.0's aggregator posting to an HTTP address during a run whose
