@@ -250,7 +250,9 @@ fn json_array_start(t: &str) -> bool {
 /// Per-line votes: 0 operator, 1 Ray Python, 2 Ray C++, 3 Serve, 4 wait-gcs, 5 worker markers,
 /// 6 `ray start` output, 7 Ray events, 8 Ray export events.
 fn line_family(text: &str) -> Option<usize> {
-    if crate::parse::export_event::is_export_line(text) {
+    if crate::parse::export_event::is_export_line(text)
+        || crate::parse::ray_one_event::is_one_event_line(text)
+    {
         return Some(8);
     }
     if text.starts_with('{')
@@ -418,7 +420,15 @@ fn by_name(name: &str, path: &str) -> Option<SourceKind> {
     let yaml = stem.ends_with(".yaml") || stem.ends_with(".yml");
     let in_events = path.contains("/events/") || path.starts_with("events/");
     let in_export = path.contains("/export_events/") || path.starts_with("export_events/");
-    let kind = if in_export && name.starts_with("event_export_") && name.ends_with(".log") {
+    // The KubeRay History Server collector's files of Ray's one-event records
+    // (`<node id>/node_events/<node id>-<hour>-<ns>.jsonl[.gz]`, `…/job_events/<job id>/…`).
+    let in_hs_events = path.contains("/node_events/")
+        || path.starts_with("node_events/")
+        || path.contains("/job_events/")
+        || path.starts_with("job_events/");
+    let export = in_export && name.starts_with("event_export_") && name.ends_with(".log");
+    let hs_events = in_hs_events && (name.ends_with(".jsonl") || name.ends_with(".jsonl.gz"));
+    let kind = if export || hs_events {
         SourceKind::RayExportEvent
     } else if in_events && name.starts_with("event_") && name.ends_with(".log") {
         SourceKind::RayEvent

@@ -300,7 +300,10 @@ const ECHO_SLACK: Micros = 5 * 60 * MICROS_PER_SEC;
 /// within [`ECHO_SLACK`] of the cause's evidence (or carry no time: an object's state as
 /// dumped): the controller's "failed to update" records after a replica's constructor
 /// raised, the dashboard's refused calls to an agent that died, the pod status of the pod
-/// whose image cannot be pulled. Of several such causes, the highest scored takes it; what no cause explains
+/// whose image cannot be pulled. It echoes one, too, when one of its records ends in the
+/// exception one of the cause's records ends in: the same failure told again elsewhere (Ray's
+/// events of an actor whose constructor raised, beside the worker's traceback that has no
+/// time). Of several such causes, the highest scored takes it; what no cause explains
 /// stays a finding of its own.
 fn echoes(
     tl: &Timeline,
@@ -341,6 +344,8 @@ fn echoes(
 struct Reach<'m> {
     finding: &'m Merged,
     events: BTreeSet<usize>,
+    /// The Python exceptions its records end in (`ValueError: …`).
+    raised: BTreeSet<String>,
     objects: Vec<ObjectRef>,
     span: Option<(Micros, Micros)>,
 }
@@ -355,9 +360,15 @@ impl<'m> Reach<'m> {
         let span = times
             .next()
             .map(|first| times.fold((first, first), |(lo, hi), t| (lo.min(t), hi.max(t))));
+        let raised = finding
+            .evidence
+            .iter()
+            .filter_map(|(r, _)| raised_line(&tl.events.get(r.event)?.message))
+            .collect();
         Reach {
             finding,
             events: finding.evidence.iter().map(|(r, _)| r.event).collect(),
+            raised,
             objects,
             span,
         }
@@ -375,8 +386,20 @@ impl<'m> Reach<'m> {
             (None, _) => true,
             (Some(_), None) => false,
         };
-        shared || same_object && same_minutes
+        let same_exception = !self.raised.is_disjoint(&cause.raised);
+        shared || same_object && (same_minutes || same_exception)
     }
+}
+
+/// The last line of a record when it is a Python exception with its text
+/// (`ValueError: feature table 'users_v2' not found`), as a traceback ends.
+fn raised_line(message: &str) -> Option<String> {
+    let last = message.lines().rev().find(|l| !l.trim().is_empty())?.trim();
+    let (name, text) = last.split_once(": ")?;
+    let named = !name.is_empty()
+        && !name.contains(' ')
+        && (name.ends_with("Error") || name.ends_with("Exception"));
+    (named && !text.trim().is_empty()).then(|| last.to_string())
 }
 
 /// Whether `id` hangs, through `parent`, under `root`: chains hang under their first cause.

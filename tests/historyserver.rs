@@ -4,7 +4,10 @@
 //! under one prefix), laid out by `scripts/historyserver_layout.py` from real runs' logs. The
 //! layout is named in the inventory, the clusters are named from the keys, kept apart, and
 //! selected by `--object`; a directory copy reads as the tar.gz does, and the keys of the
-//! collector's v1.6 generation name the same cluster.
+//! collector's v1.6 generation name the same cluster. `hs-2.60.0-events-actor-failures` adds
+//! the collector's event files (`node_events/`, `job_events/<job id>/`, Ray's aggregator
+//! events of a real run): they join the timeline, and the dead actor's event is evidence of
+//! the first cause.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -16,6 +19,7 @@ use serde_json::Value;
 
 const ONE: &str = "hs-2.60.0-serve-constructor-error";
 const TWO: &str = "hs-2.9.3-two-clusters";
+const EVENTS: &str = "hs-2.60.0-events-actor-failures";
 const HEALTHY: &str = "cluster-history/raycluster/default/echo-serve/";
 const BROKEN: &str = "cluster-history/rayjob/batch/json-etl/json-etl-5xq7w/";
 
@@ -298,4 +302,88 @@ fn v1_6_keys_name_the_same_cluster() {
     let report = analyze(&dir, &["--object", "raycluster/echo-serve"]);
     assert!(actionable(&report).is_empty());
     assert!(!evidence_files(&report).is_empty());
+}
+
+/// `raysift timeline <bundle> --format json`, one object a line.
+fn timeline(path: &Path) -> Vec<Value> {
+    let out = common::raysift(&["timeline", path.to_str().unwrap(), "--format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_collectors_event_files_join_the_timeline() {
+    let records = timeline(&bundle(EVENTS));
+    let events: Vec<&Value> = records
+        .iter()
+        .filter(|r| {
+            let f = r["file"].as_str().unwrap_or("");
+            f.contains("/node_events/") || f.contains("/job_events/01000000/")
+        })
+        .collect();
+    // 45 events posted, one record each.
+    assert_eq!(events.len(), 45);
+    for e in &events {
+        assert_eq!(e["source"], "ray_export_event", "{e}");
+        assert_eq!(e["ts_quality"], "exact", "{e}");
+    }
+    let text = |e: &Value| e["message"].as_str().unwrap_or("").to_string();
+    let death = events
+        .iter()
+        .find(|e| text(e).starts_with("actor 7e12d5504ac4dcc7ffaab4b601000000 died: its constructor raised: ValueError: feature table 'users_v2' not found"))
+        .expect("the actor's death event");
+    assert_eq!(death["level"], "error");
+    assert!(death["file"].as_str().unwrap().contains("/node_events/"));
+    assert!(events.iter().any(|e| e["level"] == "error"
+        && text(e)
+            .contains("FAILED: TASK_EXECUTION_EXCEPTION: RuntimeError: batch 17 has no rows")));
+    // Normal transitions stay info.
+    for e in &events {
+        let t = text(e);
+        if t.ends_with(" ALIVE") || t.ends_with(" FINISHED") || t.ends_with(" defined") {
+            assert_eq!(e["level"], "info", "{t}");
+        }
+    }
+}
+
+#[test]
+fn the_dead_actors_event_is_evidence_of_the_first_cause() {
+    let r = analyze(&bundle(EVENTS), &[]);
+    let causes = r["causes"].as_array().unwrap();
+    assert_eq!(causes[0]["id"], "serve_script_error");
+    let mut shown = Vec::new();
+    for e in causes[0]["evidence"].as_array().unwrap().iter().chain(
+        causes[0]["symptoms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|s| s["evidence"].as_array().unwrap()),
+    ) {
+        shown.push((
+            e["file"].as_str().unwrap().to_string(),
+            e["text"].as_str().unwrap().to_string(),
+        ));
+    }
+    assert!(
+        shown.iter().any(|(f, t)| f.contains("/node_events/")
+            && t.starts_with(
+                "actor 7e12d5504ac4dcc7ffaab4b601000000 died: its constructor raised"
+            )),
+        "{shown:#?}"
+    );
+    // Not a second cause: no other cause cites the constructor's failure.
+    for c in &causes[1..] {
+        for e in c["evidence"].as_array().unwrap() {
+            let t = e["text"].as_str().unwrap();
+            assert!(!t.contains("its constructor raised"), "{}: {t}", c["id"]);
+        }
+    }
 }

@@ -85,12 +85,12 @@ pub fn head(line: &str) -> Option<Event> {
 }
 
 /// What an event's state says: its level and its message.
-struct Verdict {
-    level: Level,
-    message: String,
+pub(crate) struct Verdict {
+    pub(crate) level: Level,
+    pub(crate) message: String,
 }
 
-fn verdict(level: Level, summary: String, detail: &str) -> Verdict {
+pub(crate) fn verdict(level: Level, summary: String, detail: &str) -> Verdict {
     let summary = clean(&summary);
     let detail = clean(detail);
     let detail = detail.trim_matches('\n');
@@ -123,13 +123,13 @@ fn clean(text: &str) -> String {
     out
 }
 
-fn str_of<'a>(data: &'a Map<String, Value>, key: &str) -> &'a str {
+pub(crate) fn str_of<'a>(data: &'a Map<String, Value>, key: &str) -> &'a str {
     data.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
 /// A field as text: strings bare, numbers and booleans as written, nothing for null, empty
 /// strings, objects and arrays.
-fn scalar(value: &Value) -> Option<String> {
+pub(crate) fn scalar(value: &Value) -> Option<String> {
     match value {
         Value::String(s) if !s.is_empty() => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
@@ -138,14 +138,14 @@ fn scalar(value: &Value) -> Option<String> {
     }
 }
 
-fn push(fields: &mut Vec<(Text, Text)>, key: &str, value: &str) {
+pub(crate) fn push(fields: &mut Vec<(Text, Text)>, key: &str, value: &str) {
     if !value.is_empty() && !fields.iter().any(|(k, _)| k == key) {
         fields.push((key.into(), value.into()));
     }
 }
 
 /// Copies `keys` of `data` that hold a plain value into the fields.
-fn copy(fields: &mut Vec<(Text, Text)>, data: &Map<String, Value>, keys: &[&str]) {
+pub(crate) fn copy(fields: &mut Vec<(Text, Text)>, data: &Map<String, Value>, keys: &[&str]) {
     for key in keys {
         if let Some(v) = data.get(*key).and_then(scalar) {
             push(fields, key, &v);
@@ -154,7 +154,7 @@ fn copy(fields: &mut Vec<(Text, Text)>, data: &Map<String, Value>, keys: &[&str]
 }
 
 /// Copies the id fields `keys` (protobuf `bytes`, base64 in JSON) as hex.
-fn ids(fields: &mut Vec<(Text, Text)>, data: &Map<String, Value>, keys: &[&str]) {
+pub(crate) fn ids(fields: &mut Vec<(Text, Text)>, data: &Map<String, Value>, keys: &[&str]) {
     for key in keys {
         if let Some(id) = data.get(*key).and_then(Value::as_str).and_then(hex_id) {
             push(fields, key, &id);
@@ -229,7 +229,7 @@ fn short_class(name: &str) -> &str {
 /// The exception line of a Python traceback: the first line that names an exception and its
 /// text (`ValueError: feature table 'users_v2' not found`), the one raised first when the
 /// traceback chains others after it.
-fn exception_line(traceback: &str) -> Option<&str> {
+pub(crate) fn exception_line(traceback: &str) -> Option<&str> {
     traceback.lines().map(str::trim_end).find(|l| {
         let Some((name, _)) = l.split_once(": ") else {
             return false;
@@ -240,7 +240,7 @@ fn exception_line(traceback: &str) -> Option<&str> {
     })
 }
 
-fn actor(data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) -> Verdict {
+pub(crate) fn actor(data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) -> Verdict {
     ids(
         fields,
         data,
@@ -260,7 +260,11 @@ fn actor(data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) -> Verdict {
     );
     fields.retain(|(k, v)| !(k == "pid" && v == "0"));
     let class = short_class(str_of(data, "class_name"));
-    let class = if class.is_empty() { "?" } else { class };
+    let id = fields
+        .iter()
+        .find(|(k, _)| k == "actor_id")
+        .map_or(String::from("?"), |(_, v)| v.to_string());
+    let class = if class.is_empty() { id.as_str() } else { class };
     let who = match str_of(data, "name") {
         "" => format!("actor {class}"),
         name => format!("actor {class} ({name})"),
@@ -346,7 +350,7 @@ fn actor(data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) -> Verdict {
 
 static EMPTY_MAP: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
 
-fn node(data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) -> Verdict {
+pub(crate) fn node(data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) -> Verdict {
     ids(fields, data, &["node_id"]);
     if let Some(ip) = data.get("node_manager_address").and_then(scalar) {
         push(fields, "ip", &ip);
@@ -402,7 +406,7 @@ fn node(data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) -> Verdict {
     verdict(level, format!("{who}{head} died{why}"), "")
 }
 
-fn driver_job(data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) -> Verdict {
+pub(crate) fn driver_job(data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) -> Verdict {
     ids(fields, data, &["job_id"]);
     copy(
         fields,
@@ -505,7 +509,7 @@ fn task_status(n: i64) -> &'static str {
     }
 }
 
-fn task(data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) -> Verdict {
+pub(crate) fn task(data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) -> Verdict {
     ids(fields, data, &["task_id", "job_id"]);
     copy(fields, data, &["attempt_number"]);
     let info = data.get("task_info").and_then(Value::as_object);

@@ -20,6 +20,7 @@ pub mod operator;
 pub mod primitives;
 pub mod ray_cpp;
 pub mod ray_event;
+pub mod ray_one_event;
 pub mod ray_python;
 pub mod ray_record;
 pub mod row_fold;
@@ -454,7 +455,7 @@ fn parse_at(
         Format::KubeTable => kube_table::parse(input, &mut out),
         Format::KubeObject => kube_object::parse(input, &mut out),
         Format::RayEvent => ray_event::parse(input, &mut out),
-        Format::RayExportEvent => export_event::parse(input, &mut out),
+        Format::RayExportEvent => ray_one_event::parse(input, &mut out),
         Format::Generic => generic::parse(input, &mut out),
     }
     out
