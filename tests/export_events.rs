@@ -18,25 +18,7 @@ fn bundle(name: &str) -> String {
 
 /// `raysift timeline <bundle> --format json --source ray_export_event`, one object a line.
 fn export_timeline(name: &str) -> Vec<Value> {
-    let path = bundle(name);
-    let out = common::raysift(&[
-        "timeline",
-        &path,
-        "--format",
-        "json",
-        "--source",
-        "ray_export_event",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    common::timeline_json(&[&bundle(name), "--source", "ray_export_event"])
 }
 
 fn report(name: &str) -> Value {

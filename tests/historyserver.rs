@@ -306,17 +306,7 @@ fn v1_6_keys_name_the_same_cluster() {
 
 /// `raysift timeline <bundle> --format json`, one object a line.
 fn timeline(path: &Path) -> Vec<Value> {
-    let out = common::raysift(&["timeline", path.to_str().unwrap(), "--format", "json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    common::timeline_json(&[path.to_str().unwrap()])
 }
 
 #[test]

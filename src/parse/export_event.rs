@@ -695,6 +695,7 @@ fn other(source: &str, data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse::testing::{first_line, one_a_line};
 
     // Real lines of `scripts/realrun` runs (machine paths and addresses rewritten as the
     // corpus bundles' are): Ray 2.60.0 `export-actor-failures`, `export-raylet-killed`,
@@ -711,14 +712,7 @@ mod tests {
     const ACTOR_240: &str = include_str!("../../tests/fixtures/export_events/ray-2.40.0-actor.log");
 
     fn events(text: &str) -> Vec<Event> {
-        let mut out = ParseOutput::default();
-        parse(text.as_bytes(), &mut out);
-        assert_eq!(out.events.len(), text.lines().count(), "one record a line");
-        out.events
-    }
-
-    fn first_line(ev: &Event) -> &str {
-        ev.message.lines().next().unwrap_or("")
+        one_a_line(parse, text)
     }
 
     #[test]

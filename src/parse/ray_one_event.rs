@@ -307,6 +307,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::parse;
     use crate::event::{Event, Level, RawTime};
+    use crate::parse::testing::{first_line, one_a_line};
     use crate::parse::ParseOutput;
 
     // Real lines: Ray 2.60.0's aggregator posting to an HTTP address during a run whose
@@ -324,14 +325,7 @@ mod tests {
         include_str!("../../tests/fixtures/history_server_events/ray-2.60.0-healthy.jsonl");
 
     fn events(text: &str) -> Vec<Event> {
-        let mut out = ParseOutput::default();
-        parse(text.as_bytes(), &mut out);
-        assert_eq!(out.events.len(), text.lines().count(), "one record a line");
-        out.events
-    }
-
-    fn first_line(ev: &Event) -> &str {
-        ev.message.lines().next().unwrap_or("")
+        one_a_line(parse, text)
     }
 
     #[test]

@@ -1,8 +1,23 @@
 //! Helpers of the parsers' unit tests: a parse rendered one event a line, and a check that
 //! every physical line of generated input lands in exactly one event.
 
-use crate::event::RawTime;
+use crate::event::{Event, RawTime};
 use crate::parse::ParseOutput;
+
+/// The events `parse` makes of `text`, checking that each line is one record of its own (the
+/// JSON-a-line parsers: Ray's export and aggregator events).
+#[track_caller]
+pub(crate) fn one_a_line(parse: fn(&[u8], &mut ParseOutput), text: &str) -> Vec<Event> {
+    let mut out = ParseOutput::default();
+    parse(text.as_bytes(), &mut out);
+    assert_eq!(out.events.len(), text.lines().count(), "one record a line");
+    out.events
+}
+
+/// An event's first line (its message's head).
+pub(crate) fn first_line(ev: &Event) -> &str {
+    ev.message.lines().next().unwrap_or("")
+}
 
 /// Renders a parse result one event per line for the parser tests of this module and its
 /// siblings, and checks that every physical line landed in exactly one event.

@@ -227,3 +227,21 @@ pub fn raysift_env_os(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Output
     }
     cmd.output().expect("the raysift binary runs")
 }
+
+/// `raysift timeline ARGS… --format json`, one object a line; the command must succeed.
+pub fn timeline_json(args: &[&str]) -> Vec<serde_json::Value> {
+    let mut all = vec!["timeline"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--format", "json"]);
+    let out = raysift(&all);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
