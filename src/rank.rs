@@ -121,16 +121,25 @@ pub fn rank(
     // A History Server copy holds several clusters: a cause of one explains nothing of
     // another (a requested stop of a healthy cluster is not why another one's job failed).
     let clusters = Clusters::of(tl.files.iter().map(|f| f.path.as_str()));
-    let clusters_of = |m: &Merged| -> BTreeSet<&crate::history_server::Cluster> {
-        m.evidence
-            .iter()
-            .filter_map(|(r, _)| tl.events.get(r.event))
-            .filter_map(|ev| clusters.of_file(ev.file as usize))
-            .collect()
-    };
-    let apart = |a: &Merged, b: &Merged| {
-        let (a, b) = (clusters_of(a), clusters_of(b));
-        !a.is_empty() && !b.is_empty() && a.is_disjoint(&b)
+    // Each finding's clusters, once: the pairs below ask for them again and again.
+    let clusters_of: BTreeMap<&str, BTreeSet<&crate::history_server::Cluster>> = by_id
+        .values()
+        .map(|m| {
+            let of = m
+                .evidence
+                .iter()
+                .filter_map(|(r, _)| tl.events.get(r.event))
+                .filter_map(|ev| clusters.of_file(ev.file as usize))
+                .collect();
+            (m.id.as_str(), of)
+        })
+        .collect();
+    let apart = |a: &Merged, b: &Merged| match (
+        clusters_of.get(a.id.as_str()),
+        clusters_of.get(b.id.as_str()),
+    ) {
+        (Some(a), Some(b)) => !a.is_empty() && !b.is_empty() && a.is_disjoint(b),
+        _ => false,
     };
     let mut parent: BTreeMap<String, String> = BTreeMap::new();
     for id in &ids {
