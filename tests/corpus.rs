@@ -25,6 +25,13 @@ struct Expect {
     /// report prints them).
     #[serde(default)]
     objects: Vec<String>,
+    /// A known issue some cause must carry, as `owner/repo#N`, with how it is claimed:
+    /// `in_range` where the bundle states a version in the issue's range, `version_unknown`
+    /// where it states none.
+    #[serde(default)]
+    known_issue: Option<String>,
+    #[serde(default)]
+    known_issue_claim: Option<String>,
 }
 
 /// The ids of the layer below the rules: allowed after the expected causes of a broken bundle.
@@ -90,6 +97,20 @@ fn corpus_bundles_rank_their_cause_first() {
             .map(|s| s.as_str().unwrap_or_default().to_string())
             .collect();
         let name = bundle.file_name().unwrap().to_string_lossy().into_owned();
+        if let Some(want) = &expect.known_issue {
+            let carried = causes.iter().find_map(|c| {
+                let k = &c["known_issue"];
+                let reference = format!("{}#{}", k["tracker"].as_str()?, k["number"].as_u64()?);
+                (reference == *want).then(|| k["claim"].as_str().unwrap_or_default().to_string())
+            });
+            match (carried, &expect.known_issue_claim) {
+                (None, _) => failures.push(format!("{name}: no cause carries known issue {want}")),
+                (Some(claim), Some(wanted)) if claim != *wanted => failures.push(format!(
+                    "{name}: known issue {want} claimed `{claim}`, expected `{wanted}`"
+                )),
+                _ => {}
+            }
+        }
         match expect.expected.first() {
             Some(first) => {
                 if expect.decisive.is_empty() {
