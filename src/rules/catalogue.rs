@@ -171,6 +171,10 @@ pub const CATALOGUE: &[(&str, &str)] = &[
         "log_monitor_crash",
         "Ray's log monitor died: worker output stops reaching the driver and the job logs",
     ),
+    (
+        "actor_constructor_error",
+        "a Ray actor's constructor raised, so the actor never started and every call to it fails",
+    ),
     // Open world: what no rule names (`src/open_world/`); they rank below every other id.
     (
         "object_unhealthy",
