@@ -171,6 +171,11 @@ pub const CATALOGUE: &[(&str, &str)] = &[
         "log_monitor_crash",
         "Ray's log monitor died: worker output stops reaching the driver and the job logs",
     ),
+    // Known issues from KubeRay's tracker that no general rule names
+    (
+        "head_service_not_found",
+        "the operator cannot find the RayCluster's head service, so the cluster's status is never computed",
+    ),
     // Open world: what no rule names (`src/open_world/`); they rank below every other id.
     (
         "object_unhealthy",
