@@ -175,6 +175,11 @@ pub const CATALOGUE: &[(&str, &str)] = &[
         "actor_constructor_error",
         "a Ray actor's constructor raised, so the actor never started and every call to it fails",
     ),
+    // Known issues from KubeRay's tracker that no general rule names
+    (
+        "head_service_not_found",
+        "the operator cannot find the RayCluster's head service, so the cluster's status is never computed",
+    ),
     // Open world: what no rule names (`src/open_world/`); they rank below every other id.
     (
         "object_unhealthy",
