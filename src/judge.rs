@@ -1154,6 +1154,84 @@ mod tests {
         assert!(!proved_before((100 * m, m), (100 * m - m / 2, 0)));
     }
 
+    /// A timeline of one `kubectl get pods -w` file, parsed by the table parser, without a
+    /// capture time (as a pasted watch is).
+    fn rows(text: &str) -> Timeline {
+        let mut events = crate::parse::parse(SourceKind::KubeTable, text.as_bytes()).events;
+        for e in &mut events {
+            e.kind = SourceKind::KubeTable;
+        }
+        Timeline {
+            bundle_path: "watch".to_string(),
+            container: "dir".to_string(),
+            files: vec![crate::load::FileInfo::new(
+                0,
+                "get-pods-watch.txt".to_string(),
+                SourceKind::KubeTable,
+            )],
+            events,
+            diagnostics: Vec::new(),
+            zones: Vec::new(),
+            capture: None,
+            collected: None,
+            mirrors: Default::default(),
+        }
+    }
+
+    /// The `0/1 Running` row (evidence of the soft not-ready warning) judged against the
+    /// rows after it.
+    fn judged(tl: &Timeline) -> Finding {
+        let row = tl
+            .events
+            .iter()
+            .position(|e| e.field("ready") == Some("0/1") && e.field("value") == Some("Running"))
+            .unwrap_or_default();
+        let mut f = vec![Finding {
+            rule: 0,
+            evidence: vec![crate::rules::engine::EvidenceRef {
+                event: row,
+                signal: 0,
+                field: None,
+            }],
+            confidence: 0.35,
+            summary: "not ready".to_string(),
+            severity: None,
+        }];
+        judge(tl, &mut f);
+        f.remove(0)
+    }
+
+    /// kuberay#3442's watch: the pod `0/1 Running` at 11s, `1/1 Running` at 21s, recovered
+    /// 10s later. The same rows with the ready row's age before the not-ready one's (the
+    /// pod was ready, then not) prove no recovery; a not-ready row of the pod after the
+    /// ready one (the paste's third row at the age of its `Terminating` row) is the failure
+    /// coming back.
+    #[test]
+    fn rows_of_one_pod_are_ordered_by_its_age() {
+        let not_ready = "raycluster-kuberay-workergroup-worker-lpnx6   0/1     Running             0          11s\n";
+        let ready = "raycluster-kuberay-workergroup-worker-lpnx6   1/1     Running             0          21s\n";
+        let f = judged(&rows(&format!("{not_ready}{ready}")));
+        assert_eq!(f.severity, Some(Severity::Info), "{}", f.summary);
+        assert!(
+            f.summary.ends_with("(recovered: the pod showed all its containers ready when the pod was 21s old, get-pods-watch.txt:2, 10s after the failure)"),
+            "{}",
+            f.summary
+        );
+        let before = ready.replace("21s", "10s");
+        let f = judged(&rows(&format!("{before}{not_ready}")));
+        assert_eq!(f.severity, None, "{}", f.summary);
+        assert!(!f.summary.contains("recovered"), "{}", f.summary);
+        let again = not_ready.replace("     11s", "  4m11s");
+        let f = judged(&rows(&format!("{not_ready}{ready}{again}")));
+        assert_eq!(f.severity, None, "{}", f.summary);
+        assert!(
+            f.summary
+                .contains("; failed again when the pod was 4m11s old)"),
+            "{}",
+            f.summary
+        );
+    }
+
     #[test]
     fn a_node_is_its_logs_folder() {
         assert_eq!(node_of("head/logs/serve/controller_1.log"), "head/logs");
