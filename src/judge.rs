@@ -18,9 +18,10 @@
 //! **Recoveries.** A failure its object recovered from and did not see again stays at
 //! `info` and says which line told the recovery and how long after the failure it came: a
 //! Serve replica replaced (the object named in the text), a pod Ready, a node Ready, a RayJob
-//! SUCCEEDED, a RayService Ready (the object the record names). One that came back keeps its
-//! severity and says when; one whose order only approximate times could tell keeps it too,
-//! and says that.
+//! SUCCEEDED, a RayService Ready, a later call of the operator to the dashboard that went
+//! through (the object the record names). One that came back keeps its severity and says
+//! when; one whose order only approximate times could tell keeps it too, and says that. The
+//! `kubectl get` rows of one pod are ordered by the pod's age each one shows.
 //!
 //! The lines are data (`rules::lifecycle`, from `patterns/data/lifecycle.toml`), each with
 //! where its wording comes from; the sieve keeps them.
@@ -397,6 +398,9 @@ struct Back<'t> {
     /// When the failure it recovered from began, where that is not the record judged (a
     /// record that is itself the failure coming back).
     from: Option<Micros>,
+    /// Whether `at`, `again` and `from` are ages of a pod that `kubectl get` rows showed,
+    /// not times.
+    aged: bool,
 }
 
 /// What the bundle says of Kubernetes objects, read once for every finding: the objects
@@ -594,6 +598,7 @@ fn came_back<'r>(
         again: Some(at.0),
         recurs: None,
         from: Some(from),
+        aged: false,
     }))
 }
 
@@ -640,6 +645,27 @@ fn recovered(k: &Kube, stops: &[Stop], findings: &mut [Finding]) {
             let Some(ev) = tl.events.get(r.event) else {
                 return false;
             };
+            let after = match row_age(ev) {
+                Some(age) => objects
+                    .iter()
+                    .enumerate()
+                    .map(|(ri, rec)| row_back(k, ri, rec, ev, age))
+                    .find(|a| !matches!(a, After::Nothing)),
+                None => None,
+            };
+            if let Some(after) = after {
+                return match after {
+                    After::Back(back) => {
+                        backs.push((back.from.unwrap_or_default(), back));
+                        true
+                    }
+                    After::Unproven { event, what } => {
+                        unproven.get_or_insert((event, what));
+                        true
+                    }
+                    After::Nothing => false,
+                };
+            }
             let Some(at) = when(ev) else {
                 return false;
             };
@@ -699,14 +725,21 @@ fn recovered(k: &Kube, stops: &[Stop], findings: &mut [Finding]) {
                 continue;
             };
             f.summary = format!(
-                "{summary} ({what} at {}, {}:{}, may have followed it, but approximate times cannot prove that it came after the failure)",
-                line.ts.map(|t| t.rfc3339()).unwrap_or_default(),
+                "{summary} ({what}{}, {}:{}, may have followed it, but approximate times cannot prove that it came after the failure)",
+                line.ts
+                    .map(|t| format!(" at {}", t.rfc3339()))
+                    .unwrap_or_default(),
                 file_of(tl, line),
                 line.line
             );
             continue;
         }
         if backs.is_empty() {
+            continue;
+        }
+        // Ages of a pod and times cannot be compared: such a finding is left as it is.
+        let aged = backs.iter().all(|(_, b)| b.aged);
+        if !aged && backs.iter().any(|(_, b)| b.aged) {
             continue;
         }
         let first = backs.iter().map(|(at, _)| *at).min().unwrap_or_default();
@@ -722,24 +755,144 @@ fn recovered(k: &Kube, stops: &[Stop], findings: &mut [Finding]) {
             ""
         };
         let again = backs.iter().filter_map(|(_, b)| b.again).min();
+        // A time, or the age of the pod a `kubectl get` row showed.
+        let moment = |t: Micros| {
+            if aged {
+                format!("when the pod was {} old", age_shown(t))
+            } else {
+                crate::event::format_rfc3339(t)
+            }
+        };
         let told = format!(
-            "{} at {}{about}, {}:{}, {} after the failure",
+            "{} {}{}, {}:{}, {} after the failure",
             last.what,
-            crate::event::format_rfc3339(last.at),
+            if aged { "" } else { "at " },
+            if aged {
+                moment(last.at)
+            } else {
+                format!("{}{about}", moment(last.at))
+            },
             file_of(tl, line),
             line.line,
             crate::rules::engine::human(last.at - first),
         );
         f.summary = match again {
             Some(t) => format!(
-                "{summary} (recovered: {told}; failed again at {})",
-                crate::event::format_rfc3339(t)
+                "{summary} (recovered: {told}; failed again {}{})",
+                if aged { "" } else { "at " },
+                moment(t)
             ),
             None => {
                 f.severity = Some(Severity::Info);
                 format!("{summary} (recovered: {told})")
             }
         };
+    }
+}
+
+/// The age of its pod a `kubectl get` row shows, and its last unit, in seconds: the rows
+/// of one pod are ordered by it (a watch prints rows as they come, and a later listing shows
+/// the pod older), whatever time the bundle gives them (capture time less the age, which
+/// puts a watch's later rows earlier).
+fn row_age(ev: &Event) -> Option<(i64, i64)> {
+    if ev.kind != SourceKind::KubeTable || ev.field("path") != Some("get.status") {
+        return None;
+    }
+    let Some(crate::event::RawTime::Age { secs }) = ev.raw_time else {
+        return None;
+    };
+    let unit = ev
+        .field("age")
+        .and_then(|a| age_unit(a.split_whitespace().next()?))?;
+    Some((secs, unit / MICROS_PER_SEC))
+}
+
+/// An age as `kubectl` prints it, from microseconds.
+fn age_shown(micros: Micros) -> String {
+    crate::rules::engine::human(micros)
+}
+
+/// The recovery `rec` tells of the failure `ev`, a `kubectl get` row of a pod at `age`:
+/// the first row of the same pod after it (an older pod) saying it is back, and whether a
+/// row of its failure came after that. Rows are judged only against rows of the same pod.
+fn row_back<'r>(
+    k: &Kube,
+    ri: usize,
+    rec: &'r ObjectRecovery,
+    ev: &Event,
+    age: (i64, i64),
+) -> After<'r> {
+    let tl = k.tl;
+    let Some(side) = rec.fails.iter().find(|s| k.is(s, ev)) else {
+        return After::Nothing;
+    };
+    let keys = k.keys(side, ev);
+    let Some(records) = k.records().get(ri) else {
+        return After::Nothing;
+    };
+    // The rows of one side about one of `keys`, each with its age.
+    let rows = |of: &[(usize, Vec<Key>)]| {
+        of.iter()
+            .filter(|(_, ks)| ks.iter().any(|k2| keys.iter().any(|k1| same_key(k1, k2))))
+            .filter_map(|(i, _)| Some((*i, row_age(tl.events.get(*i)?)?)))
+            .collect::<Vec<_>>()
+    };
+    let mut backs = rows(&records.recovers);
+    backs.sort_by_key(|(i, (a, _))| (*a, *i));
+    let fails = rows(&records.fails);
+    // `b` is proved older than `a`: the pod's age at `b` is past any age `a` may stand for.
+    let older = |b: (i64, i64), a: (i64, i64)| b.0 >= a.0 + a.1;
+    let micros = |secs: i64| secs * MICROS_PER_SEC;
+    if keys.is_empty() {
+        return After::Nothing;
+    }
+    match backs.iter().find(|(_, b)| older(*b, age)) {
+        Some(&(event, back)) => {
+            let again = fails
+                .iter()
+                .filter(|(_, f)| older(*f, back))
+                .map(|(_, f)| f.0)
+                .min();
+            After::Back(Back {
+                event,
+                at: micros(back.0),
+                what: &rec.what,
+                again: again.map(micros),
+                recurs: None,
+                from: Some(micros(age.0)),
+                aged: true,
+            })
+        }
+        None => {
+            if let Some(&(event, _)) = backs.iter().find(|(_, b)| !older(age, *b)) {
+                return After::Unproven {
+                    event,
+                    what: &rec.what,
+                };
+            }
+            // The pod failing again: the last recovery before it that followed an earlier
+            // failure.
+            let Some(&(event, back)) = backs.iter().rev().find(|(_, b)| older(age, *b)) else {
+                return After::Nothing;
+            };
+            let Some(from) = fails
+                .iter()
+                .filter(|(_, f)| older(back, *f))
+                .map(|(_, f)| f.0)
+                .min()
+            else {
+                return After::Nothing;
+            };
+            After::Back(Back {
+                event,
+                at: micros(back.0),
+                what: &rec.what,
+                again: Some(micros(age.0)),
+                recurs: None,
+                from: Some(micros(from)),
+                aged: true,
+            })
+        }
     }
 }
 
@@ -837,6 +990,7 @@ fn object_back<'r>(
         again,
         recurs: Some((rec, keys)),
         from: None,
+        aged: false,
     })
 }
 
@@ -899,6 +1053,7 @@ fn back_of<'r>(
         again,
         recurs: None,
         from: None,
+        aged: false,
     })
 }
 
@@ -932,6 +1087,7 @@ fn back_within<'r>(
         again,
         recurs: None,
         from: None,
+        aged: false,
     })
 }
 
@@ -996,6 +1152,84 @@ mod tests {
         assert!(proved_before(fail, (101 * m, 0)));
         // An events row at `6m` stands for a moment up to a minute before its time.
         assert!(!proved_before((100 * m, m), (100 * m - m / 2, 0)));
+    }
+
+    /// A timeline of one `kubectl get pods -w` file, parsed by the table parser, without a
+    /// capture time (as a pasted watch is).
+    fn rows(text: &str) -> Timeline {
+        let mut events = crate::parse::parse(SourceKind::KubeTable, text.as_bytes()).events;
+        for e in &mut events {
+            e.kind = SourceKind::KubeTable;
+        }
+        Timeline {
+            bundle_path: "watch".to_string(),
+            container: "dir".to_string(),
+            files: vec![crate::load::FileInfo::new(
+                0,
+                "get-pods-watch.txt".to_string(),
+                SourceKind::KubeTable,
+            )],
+            events,
+            diagnostics: Vec::new(),
+            zones: Vec::new(),
+            capture: None,
+            collected: None,
+            mirrors: Default::default(),
+        }
+    }
+
+    /// The `0/1 Running` row (evidence of the soft not-ready warning) judged against the
+    /// rows after it.
+    fn judged(tl: &Timeline) -> Finding {
+        let row = tl
+            .events
+            .iter()
+            .position(|e| e.field("ready") == Some("0/1") && e.field("value") == Some("Running"))
+            .unwrap_or_default();
+        let mut f = vec![Finding {
+            rule: 0,
+            evidence: vec![crate::rules::engine::EvidenceRef {
+                event: row,
+                signal: 0,
+                field: None,
+            }],
+            confidence: 0.35,
+            summary: "not ready".to_string(),
+            severity: None,
+        }];
+        judge(tl, &mut f);
+        f.remove(0)
+    }
+
+    /// kuberay#3442's watch: the pod `0/1 Running` at 11s, `1/1 Running` at 21s, recovered
+    /// 10s later. The same rows with the ready row's age before the not-ready one's (the
+    /// pod was ready, then not) prove no recovery; a not-ready row of the pod after the
+    /// ready one (the paste's third row at the age of its `Terminating` row) is the failure
+    /// coming back.
+    #[test]
+    fn rows_of_one_pod_are_ordered_by_its_age() {
+        let not_ready = "raycluster-kuberay-workergroup-worker-lpnx6   0/1     Running             0          11s\n";
+        let ready = "raycluster-kuberay-workergroup-worker-lpnx6   1/1     Running             0          21s\n";
+        let f = judged(&rows(&format!("{not_ready}{ready}")));
+        assert_eq!(f.severity, Some(Severity::Info), "{}", f.summary);
+        assert!(
+            f.summary.ends_with("(recovered: the pod showed all its containers ready when the pod was 21s old, get-pods-watch.txt:2, 10s after the failure)"),
+            "{}",
+            f.summary
+        );
+        let before = ready.replace("21s", "10s");
+        let f = judged(&rows(&format!("{before}{not_ready}")));
+        assert_eq!(f.severity, None, "{}", f.summary);
+        assert!(!f.summary.contains("recovered"), "{}", f.summary);
+        let again = not_ready.replace("     11s", "  4m11s");
+        let f = judged(&rows(&format!("{not_ready}{ready}{again}")));
+        assert_eq!(f.severity, None, "{}", f.summary);
+        assert!(
+            f.summary
+                .contains("; failed again when the pod was 4m11s old)"),
+            "{}",
+            f.summary
+        );
     }
 
     #[test]

@@ -119,3 +119,24 @@ fn a_recovery_approximate_times_cannot_order() {
         "{s}"
     );
 }
+
+/// `kubectl get pods -w` rows of a worker (kuberay#3442): `0/1 Running` while its readiness
+/// probe had not passed, then `1/1 Running`; the rows of one pod are ordered by the age each
+/// shows, and the time down is their difference. A pod a listing shows `0/1 Running` and
+/// nothing later ready (kuberay#3467) keeps its warning.
+#[test]
+fn a_pod_shown_ready_in_a_later_row() {
+    recovered(
+        "ready-rows",
+        "object_unhealthy",
+        "the pod showed all its containers ready when the pod was 21s old, get-pods-watch.txt:4",
+        "10s",
+    );
+    let r = report("ready-rows/stays");
+    let causes = causes(&r);
+    let c = cause(&causes, "object_unhealthy");
+    assert_eq!(c["severity"], "warning", "{c:#}");
+    let s = c["summary"].as_str().unwrap();
+    assert!(s.contains("Running but not ready (0/1)"), "{s}");
+    assert!(!s.contains("recovered"), "{s}");
+}

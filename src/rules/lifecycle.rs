@@ -566,6 +566,64 @@ mod tests {
         assert_eq!(submitter.key_of("daily-report-7fk2w"), Some("daily-report"));
     }
 
+    /// The operator's calls to the dashboard, on real lines of the corpus's operator logs
+    /// (KubeRay v0.6.0 console, v1.0.0-era console, v1.1.1 JSON), read by the operator's
+    /// parser: each failure is a failure side of its call's pair, each success a recovery
+    /// side of the same pair and of no other call's.
+    #[test]
+    fn failed_and_successful_calls_on_real_operator_lines() {
+        // Line `n` (from 1) of a corpus operator log, as the operator's parser reads it.
+        let line = |log: &str, n: usize| {
+            let text = log.lines().nth(n - 1).unwrap();
+            let out = crate::parse::parse(SourceKind::Operator, text.as_bytes());
+            let mut e = out.events.into_iter().next().unwrap();
+            // The loader sets the kind of the file's events.
+            e.kind = SourceKind::Operator;
+            e
+        };
+        let retry =
+            include_str!("../../corpus/handmade-rayjob-submitter-retry/kuberay-operator.log");
+        let mobilenet =
+            include_str!("../../corpus/handmade-mobilenet-missing-tensorflow/operator-log.txt");
+        let summarizer =
+            include_str!("../../corpus/healthy-rayservice-handmade/kuberay-operator.log");
+        let pair = |what: &str, fails: bool, e: &crate::event::Event| {
+            object_recoveries()
+                .iter()
+                .filter(|r| r.what == what)
+                .flat_map(|r| if fails { &r.fails } else { &r.recovers })
+                .any(|s| s.matches(e))
+        };
+        let job = "a later call got the Ray job's info";
+        let serve = "a later call got the Serve applications' statuses";
+        let put = "a later Serve config PUT went through";
+        // v1.1.1 JSON: `Failed to get job info` (does not exist yet), then `GetJobInfo`.
+        let job_failed = line(retry, 15);
+        assert_eq!(job_failed.message, "Failed to get job info");
+        assert!(pair(job, true, &job_failed));
+        assert!(!pair(serve, true, &job_failed) && !pair(put, true, &job_failed));
+        let job_got = line(retry, 20);
+        assert_eq!(job_got.message, "GetJobInfo");
+        assert!(pair(job, false, &job_got) && !pair(job, true, &job_got));
+        // v0.6.0 console: the PUT refused, then `Cached Serve config …`.
+        let put_refused = line(mobilenet, 76);
+        assert_eq!(put_refused.message, "fail to update deployment");
+        assert!(pair(put, true, &put_refused) && !pair(serve, true, &put_refused));
+        let put_cached = line(mobilenet, 121);
+        assert!(pair(put, false, &put_cached) && !pair(serve, false, &put_cached));
+        // The same message with the config about to be PUT is no success.
+        let put_tried = line(mobilenet, 75);
+        assert_eq!(put_tried.message, "updateServeDeployment");
+        assert!(!pair(put, false, &put_tried));
+        // v1.0-era console: `Fail to reconcileServe.` with the PUT's error, and the Serve
+        // statuses read later.
+        let reconcile = line(summarizer, 90);
+        assert!(pair(put, true, &reconcile) && !pair(serve, true, &reconcile));
+        let statuses = line(summarizer, 234);
+        assert_eq!(statuses.message, "getAndCheckServeStatus");
+        assert!(pair(serve, false, &statuses) && !pair(put, false, &statuses));
+    }
+
     #[test]
     fn a_key_names_one_object_or_several() {
         assert_eq!(names("'Echo'"), ["Echo"]);
