@@ -1,5 +1,6 @@
 //! Kubernetes recoveries and requested stops, through the binary (`src/judge.rs`, the
-//! `object_recovery` and `object_stop` entries of `patterns/data/lifecycle.toml`): each
+//! `object_recovery`, `object_stop`, `node_removal` and `node_death` entries of
+//! `patterns/data/lifecycle.toml`): each
 //! fixture of `tests/fixtures/recovery/` is a small bundle of real lines from the corpus,
 //! once with the failure followed by its object's recovery (the finding stays `info`, says
 //! "recovered", the recovery's line and how long after the failure it came) and once with the
@@ -116,6 +117,47 @@ fn a_recovery_approximate_times_cannot_order() {
     let s = c["summary"].as_str().unwrap();
     assert!(
         s.contains("(the pod became Ready at 2025-01-15T14:16:30.000Z, pods.json:18, may have followed it, but approximate times cannot prove that it came after the failure)"),
+        "{s}"
+    );
+}
+
+/// A node the autoscaler asked to remove (`StandardAutoscaler: Terminating the node with id
+/// … (idle)`, real lines of `corpus/run-2.40.0-autoscaler-idle-scale-down`) that the GCS then
+/// marks dead (real lines of `corpus/run-2.40.0-raylet-killed`, the node id made the removed
+/// node's and their times put 30 s after the removal, as a raylet killed hard after the
+/// request would give): the death was asked for, `info`, and the report shows the request.
+/// The same death 30 s before the request, or without the request, stays an error; one whose
+/// line has no time (a driver's `(raylet)` copy) cannot be ordered, keeps its severity and
+/// says why.
+#[test]
+fn a_node_the_autoscaler_removed() {
+    let r = report("autoscaler-removal/removed");
+    let causes = causes(&r);
+    for c in &causes {
+        assert_eq!(c["severity"], "info", "{c:#}");
+    }
+    let s = cause(&causes, "node_died")["summary"].as_str().unwrap();
+    assert!(
+        s.contains("(after a requested stop at 2026-12-06T17:14:06.728Z: the autoscaler (v1) asked to terminate the node, logs/monitor.log:1)"),
+        "{s}"
+    );
+    for fixture in [
+        "autoscaler-removal/before",
+        "autoscaler-removal/unrequested",
+    ] {
+        let causes = self::causes(&report(fixture));
+        let c = cause(&causes, "node_died");
+        assert_eq!(c["severity"], "error", "{fixture}: {c:#}");
+        let s = c["summary"].as_str().unwrap();
+        assert!(!s.contains("requested stop"), "{fixture}: {s}");
+        assert!(!s.contains("asked to terminate"), "{fixture}: {s}");
+    }
+    let causes = self::causes(&report("autoscaler-removal/unproven"));
+    let c = cause(&causes, "node_died");
+    assert_eq!(c["severity"], "error", "{c:#}");
+    let s = c["summary"].as_str().unwrap();
+    assert!(
+        s.contains("(the autoscaler (v1) asked to terminate the node at 2026-12-06T17:14:06.728Z, logs/monitor.log:1, but the times cannot prove that it came before the death)"),
         "{s}"
     );
 }
