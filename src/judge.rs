@@ -173,7 +173,9 @@ pub fn stops(tl: &Timeline) -> Vec<Stop> {
             None => found.push(stop),
         }
     }
-    found.extend(deletions(tl));
+    let deleted = deletions(tl);
+    found.extend(pods_removed(tl, &deleted));
+    found.extend(deleted);
     found.extend(removals(tl));
     found.sort_by_key(|s| (s.at, s.event));
     found
@@ -200,6 +202,61 @@ fn removals(tl: &Timeline) -> Vec<Stop> {
             })
         })
         .collect()
+}
+
+/// The Ray nodes of the pods Kubernetes or KubeRay deleted on purpose, by the pod's address
+/// as the bundle shows it (a `kubectl get pods -o wide` row's IP, a describe's `IP:`, an
+/// object's `status.podIP`): a death of the node at that address after the deletion is the
+/// deletion's doing.
+fn pods_removed(tl: &Timeline, deleted: &[Stop]) -> Vec<Stop> {
+    let pods: BTreeSet<&str> = deleted
+        .iter()
+        .filter_map(|s| s.target.as_ref())
+        .filter(|t| t.kind == "Pod")
+        .map(|t| t.name.as_str())
+        .collect();
+    if pods.is_empty() {
+        return Vec::new();
+    }
+    let mut ips: HashMap<&str, BTreeSet<String>> = HashMap::new();
+    for ev in &tl.events {
+        let ip = ev.field("ip").or_else(|| {
+            matches!(ev.field("path"), Some("ip" | "status.podip"))
+                .then(|| ev.field("value"))
+                .flatten()
+        });
+        let Some(ip) = ip.filter(|v| is_address(v)) else {
+            continue;
+        };
+        for o in crate::objects::of_event(ev) {
+            if let Some(pod) = pods.get(o.name.as_str()).filter(|_| o.kind == "Pod") {
+                ips.entry(pod).or_default().insert(ip.to_string());
+            }
+        }
+    }
+    deleted
+        .iter()
+        .filter_map(|s| {
+            let t = s.target.as_ref().filter(|t| t.kind == "Pod")?;
+            let ips = ips.get(t.name.as_str())?;
+            Some(ips.iter().map(move |ip| Stop {
+                removed: Some(NodeNames {
+                    node: None,
+                    ip: Some(ip.clone()),
+                    instance: Some(t.name.clone()),
+                }),
+                target: None,
+                what: format!("{} (its pod {}, at {ip})", s.what, t.name),
+                ..s.clone()
+            }))
+        })
+        .flatten()
+        .collect()
+}
+
+/// Whether `v` is an IPv4 or IPv6 address.
+fn is_address(v: &str) -> bool {
+    v.parse::<std::net::IpAddr>().is_ok()
 }
 
 /// The autoscaler's removal of the node whose death `ev` tells, if one names that node: with

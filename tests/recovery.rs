@@ -161,3 +161,27 @@ fn a_node_the_autoscaler_removed() {
         "{s}"
     );
 }
+
+/// A worker pod KubeRay deleted on scale-in (`Deleted pod …`, the events row of
+/// `corpus/healthy-raycluster-autoscaling`), whose address a `kubectl get pods -o wide` row
+/// gives (the address that bundle's autoscaler names for the pod), and the GCS marking the
+/// node at that address dead 85 s later (the GCS line of
+/// `corpus/session-logs-worker-node-marked-dead`, its address and time made the pod's): the
+/// death was asked for, `info`, and names the deletion. Without the deletion it is an error.
+#[test]
+fn a_node_whose_pod_kuberay_deleted() {
+    let r = report("kuberay-scale-in/removed");
+    let causes = causes(&r);
+    for c in &causes {
+        assert_eq!(c["severity"], "info", "{c:#}");
+    }
+    let s = cause(&causes, "node_died")["summary"].as_str().unwrap();
+    assert!(
+        s.contains("(after a requested stop at 2025-04-14T02:08:15.032Z: KubeRay deleted the worker pod on scale-in (its pod feature-etl-cpu-pool-worker-7hk2x, at 10.52.2.9), events.txt:2)"),
+        "{s}"
+    );
+    let causes = self::causes(&report("kuberay-scale-in/unrequested"));
+    let c = cause(&causes, "node_died");
+    assert_eq!(c["severity"], "error", "{c:#}");
+    assert!(!c["summary"].as_str().unwrap().contains("requested stop"));
+}
