@@ -33,8 +33,8 @@ use crate::history_server::Clusters;
 use crate::objects::{BundleObjects, ObjectRef};
 use crate::rules::engine::Finding;
 use crate::rules::lifecycle::{
-    names, object_recoveries, object_stops, own_stops, recoveries, tellers, ObjectRecovery,
-    Recovery, Scope, Side,
+    names, node_deaths, node_removals, object_recoveries, object_stops, own_stops, recoveries,
+    tellers, NodeNames, ObjectRecovery, Recovery, Scope, Side,
 };
 use crate::rules::Severity;
 use crate::timeline::Timeline;
@@ -46,6 +46,11 @@ const STOP_SLACK: Micros = 2 * MICROS_PER_SEC;
 
 /// How long after a job's stop its driver and workers may still be dying of it.
 const JOB_STOP_REACH: Micros = 30 * MICROS_PER_SEC;
+
+/// How long after the autoscaler asked to remove a node a death joined to it by an address or
+/// the provider's id alone may come: an address is given to a new pod again. A death joined
+/// by the Ray node id has no such bound.
+const REMOVAL_REACH: Micros = 10 * 60 * MICROS_PER_SEC;
 
 /// A stop the bundle tells of: when, which record, and the node (its log folder) it stopped.
 #[derive(Clone, Debug)]
@@ -62,6 +67,9 @@ pub struct Stop {
     target: Option<Target>,
     /// How much earlier than `at` the deletion may have been (an age kubectl printed).
     slack: Micros,
+    /// The node the autoscaler asked to remove, as its line names it, when the stop is such
+    /// a request: it covers that node's deaths after it (`removal_of`), nothing else.
+    removed: Option<NodeNames>,
 }
 
 /// A Kubernetes object deleted on purpose.
@@ -94,6 +102,7 @@ impl Stop {
     /// whose record it is.)
     fn covers(&self, at: Micros, kind: SourceKind, file_kind: SourceKind, node: &str) -> bool {
         if self.target.is_some()
+            || self.removed.is_some()
             || !is_ray_log(kind)
             || self.node.as_deref().is_some_and(|n| n != node)
         {
@@ -150,6 +159,7 @@ pub fn stops(tl: &Timeline) -> Vec<Stop> {
             scope: t.scope,
             target: None,
             slack: 0,
+            removed: None,
         };
         // A node stops once: its first line tells it. A job's stop is told by several lines
         // within seconds; each later stop of a job is its own.
@@ -164,9 +174,120 @@ pub fn stops(tl: &Timeline) -> Vec<Stop> {
             None => found.push(stop),
         }
     }
-    found.extend(deletions(tl));
+    let deleted = deletions(tl);
+    found.extend(pods_removed(tl, &deleted));
+    found.extend(deleted);
+    found.extend(removals(tl));
     found.sort_by_key(|s| (s.at, s.event));
     found
+}
+
+/// The nodes the autoscaler asked to remove: every line that says so, naming the node.
+fn removals(tl: &Timeline) -> Vec<Stop> {
+    let tellers = node_removals();
+    tl.events
+        .iter()
+        .enumerate()
+        .filter_map(|(i, ev)| {
+            let (t, names) = tellers.iter().find_map(|t| Some((t, t.names(ev)?)))?;
+            let (at, slack) = when(ev)?;
+            Some(Stop {
+                at,
+                event: i,
+                what: t.what.clone(),
+                node: None,
+                scope: Scope::Node,
+                target: None,
+                slack,
+                removed: Some(names),
+            })
+        })
+        .collect()
+}
+
+/// The Ray nodes of the pods Kubernetes or KubeRay deleted on purpose, by the pod's address
+/// as the bundle shows it (a `kubectl get pods -o wide` row's IP, a describe's `IP:`, an
+/// object's `status.podIP`): a death of the node at that address after the deletion is the
+/// deletion's doing.
+fn pods_removed(tl: &Timeline, deleted: &[Stop]) -> Vec<Stop> {
+    let pods: BTreeSet<&str> = deleted
+        .iter()
+        .filter_map(|s| s.target.as_ref())
+        .filter(|t| t.kind == "Pod")
+        .map(|t| t.name.as_str())
+        .collect();
+    if pods.is_empty() {
+        return Vec::new();
+    }
+    let mut ips: HashMap<&str, BTreeSet<String>> = HashMap::new();
+    for ev in &tl.events {
+        let ip = ev.field("ip").or_else(|| {
+            matches!(ev.field("path"), Some("ip" | "status.podip"))
+                .then(|| ev.field("value"))
+                .flatten()
+        });
+        let Some(ip) = ip.filter(|v| is_address(v)) else {
+            continue;
+        };
+        for o in crate::objects::of_event(ev) {
+            if let Some(pod) = pods.get(o.name.as_str()).filter(|_| o.kind == "Pod") {
+                ips.entry(pod).or_default().insert(ip.to_string());
+            }
+        }
+    }
+    deleted
+        .iter()
+        .filter_map(|s| {
+            let t = s.target.as_ref().filter(|t| t.kind == "Pod")?;
+            let ips = ips.get(t.name.as_str())?;
+            Some(ips.iter().map(move |ip| Stop {
+                removed: Some(NodeNames {
+                    node: None,
+                    ip: Some(ip.clone()),
+                    instance: Some(t.name.clone()),
+                }),
+                target: None,
+                what: format!("{} (its pod {}, at {ip})", s.what, t.name),
+                ..s.clone()
+            }))
+        })
+        .flatten()
+        .collect()
+}
+
+/// Whether `v` is an IPv4 or IPv6 address.
+fn is_address(v: &str) -> bool {
+    v.parse::<std::net::IpAddr>().is_ok()
+}
+
+/// The autoscaler's removal of the node whose death `ev` tells, if one names that node: with
+/// `true` when times prove the death came after it (and, joined by an address or the
+/// provider's id alone, within `REMOVAL_REACH`), `false` when they cannot order the two.
+fn removal_of<'s>(stops: &'s [Stop], ev: &Event) -> Option<(&'s Stop, bool)> {
+    let dead = node_deaths().iter().find_map(|t| t.names(ev))?;
+    let at = when(ev);
+    let mut unproven = None;
+    for s in stops {
+        let Some(by_id) = s.removed.as_ref().and_then(|r| r.same_node(&dead)) else {
+            continue;
+        };
+        let Some(at) = at else {
+            unproven.get_or_insert(s);
+            continue;
+        };
+        let removal = (s.at, s.slack);
+        let after = proved_after(at, removal) || (at.1 == 0 && s.slack == 0 && at.0 >= s.at);
+        if after {
+            if by_id || at.0 - s.at <= REMOVAL_REACH {
+                return Some((s, true));
+            }
+            continue;
+        }
+        if !proved_before(at, removal) {
+            unproven.get_or_insert(s);
+        }
+    }
+    unproven.map(|s| (s, false))
 }
 
 /// The objects Kubernetes or KubeRay deleted on purpose: each one's first deletion line.
@@ -196,6 +317,7 @@ fn deletions(tl: &Timeline) -> Vec<Stop> {
                 scope: Scope::Node,
                 target: Some(Target { kind, name }),
                 slack,
+                removed: None,
             };
             match same {
                 Some(s) if s.at - s.slack <= at - slack => {}
@@ -235,6 +357,7 @@ fn after_stops(k: &Kube, stops: &[Stop], findings: &mut [Finding]) {
                 true
             });
         let Some(stop) = by.filter(|_| all_after) else {
+            unproven_removal(tl, stops, f);
             continue;
         };
         let Some(line) = tl.events.get(stop.event) else {
@@ -253,11 +376,37 @@ fn after_stops(k: &Kube, stops: &[Stop], findings: &mut [Finding]) {
     }
 }
 
+/// Says, of a finding that keeps its severity, that the autoscaler asked to remove the node
+/// one of its records tells the death of, when times cannot prove that the request came first.
+fn unproven_removal(tl: &Timeline, stops: &[Stop], f: &mut Finding) {
+    let Some(s) = f.evidence.iter().find_map(|r| {
+        let ev = tl.events.get(r.event)?;
+        removal_of(stops, ev).and_then(|(s, proven)| (!proven).then_some(s))
+    }) else {
+        return;
+    };
+    let Some(line) = tl.events.get(s.event) else {
+        return;
+    };
+    f.summary = format!(
+        "{} ({} at {}, {}:{}, but the times cannot prove that it came before the death)",
+        f.summary.trim_end().trim_end_matches('.'),
+        s.what,
+        line.ts.map(|t| t.rfc3339()).unwrap_or_default(),
+        file_of(tl, line),
+        line.line
+    );
+}
+
 /// The stop that covers `ev`, if one does: a node's stop covers the Ray logs of the node
 /// after it; a deletion covers every record of the deleted object (its pods' logs, its
-/// events and facts) after it, when the record's time proves it came after.
+/// events and facts) after it, when the record's time proves it came after; the
+/// autoscaler's removal of a node covers the deaths of that node after it.
 fn stop_of<'s>(k: &Kube, stops: &'s [Stop], ev: &Event) -> Option<&'s Stop> {
     let tl = k.tl;
+    if let Some((s, true)) = removal_of(stops, ev) {
+        return Some(s);
+    }
     let file = tl.files.get(ev.file as usize)?;
     if let Some(at) = precise(ev) {
         let node = node_of(&file.path);

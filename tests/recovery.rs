@@ -1,5 +1,6 @@
 //! Kubernetes recoveries and requested stops, through the binary (`src/judge.rs`, the
-//! `object_recovery` and `object_stop` entries of `patterns/data/lifecycle.toml`): each
+//! `object_recovery`, `object_stop`, `node_removal` and `node_death` entries of
+//! `patterns/data/lifecycle.toml`): each
 //! fixture of `tests/fixtures/recovery/` is a small bundle of real lines from the corpus,
 //! once with the failure followed by its object's recovery (the finding stays `info`, says
 //! "recovered", the recovery's line and how long after the failure it came) and once with the
@@ -139,4 +140,69 @@ fn a_pod_shown_ready_in_a_later_row() {
     let s = c["summary"].as_str().unwrap();
     assert!(s.contains("Running but not ready (0/1)"), "{s}");
     assert!(!s.contains("recovered"), "{s}");
+}
+
+/// A node the autoscaler asked to remove (`StandardAutoscaler: Terminating the node with id
+/// … (idle)`, real lines of `corpus/run-2.40.0-autoscaler-idle-scale-down`) that the GCS then
+/// marks dead (real lines of `corpus/run-2.40.0-raylet-killed`, the node id made the removed
+/// node's and their times put 30 s after the removal, as a raylet killed hard after the
+/// request would give): the death was asked for, `info`, and the report shows the request.
+/// The same death 30 s before the request, or without the request, stays an error; one whose
+/// line has no time (a driver's `(raylet)` copy) cannot be ordered, keeps its severity and
+/// says why.
+#[test]
+fn a_node_the_autoscaler_removed() {
+    let r = report("autoscaler-removal/removed");
+    let causes = causes(&r);
+    for c in &causes {
+        assert_eq!(c["severity"], "info", "{c:#}");
+    }
+    let s = cause(&causes, "node_died")["summary"].as_str().unwrap();
+    assert!(
+        s.contains("(after a requested stop at 2026-12-06T17:14:06.728Z: the autoscaler (v1) asked to terminate the node, logs/monitor.log:1)"),
+        "{s}"
+    );
+    for fixture in [
+        "autoscaler-removal/before",
+        "autoscaler-removal/unrequested",
+    ] {
+        let causes = self::causes(&report(fixture));
+        let c = cause(&causes, "node_died");
+        assert_eq!(c["severity"], "error", "{fixture}: {c:#}");
+        let s = c["summary"].as_str().unwrap();
+        assert!(!s.contains("requested stop"), "{fixture}: {s}");
+        assert!(!s.contains("asked to terminate"), "{fixture}: {s}");
+    }
+    let causes = self::causes(&report("autoscaler-removal/unproven"));
+    let c = cause(&causes, "node_died");
+    assert_eq!(c["severity"], "error", "{c:#}");
+    let s = c["summary"].as_str().unwrap();
+    assert!(
+        s.contains("(the autoscaler (v1) asked to terminate the node at 2026-12-06T17:14:06.728Z, logs/monitor.log:1, but the times cannot prove that it came before the death)"),
+        "{s}"
+    );
+}
+
+/// A worker pod KubeRay deleted on scale-in (`Deleted pod …`, the events row of
+/// `corpus/healthy-raycluster-autoscaling`), whose address a `kubectl get pods -o wide` row
+/// gives (the address that bundle's autoscaler names for the pod), and the GCS marking the
+/// node at that address dead 85 s later (the GCS line of
+/// `corpus/session-logs-worker-node-marked-dead`, its address and time made the pod's): the
+/// death was asked for, `info`, and names the deletion. Without the deletion it is an error.
+#[test]
+fn a_node_whose_pod_kuberay_deleted() {
+    let r = report("kuberay-scale-in/removed");
+    let causes = causes(&r);
+    for c in &causes {
+        assert_eq!(c["severity"], "info", "{c:#}");
+    }
+    let s = cause(&causes, "node_died")["summary"].as_str().unwrap();
+    assert!(
+        s.contains("(after a requested stop at 2025-04-14T02:08:15.032Z: KubeRay deleted the worker pod on scale-in (its pod feature-etl-cpu-pool-worker-7hk2x, at 10.52.2.9), events.txt:2)"),
+        "{s}"
+    );
+    let causes = self::causes(&report("kuberay-scale-in/unrequested"));
+    let c = cause(&causes, "node_died");
+    assert_eq!(c["severity"], "error", "{c:#}");
+    assert!(!c["summary"].as_str().unwrap().contains("requested stop"));
 }

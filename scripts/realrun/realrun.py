@@ -126,13 +126,13 @@ class Run:
             raise RuntimeError(f"{shown} exited {code}:\n{out[-3000:]}")
         return out
 
-    def start(self, env=None):
+    def start(self, env=None, extra=()):
         self.sh("ray", "stop", "--force", paste=False)
         shutil.rmtree(TEMP, ignore_errors=True)
         self.sh(
             "ray", "start", "--head", "--num-cpus", "2", "--node-ip-address", "127.0.0.1",
             "--dashboard-host", "127.0.0.1", "--include-dashboard", "true",
-            "--disable-usage-stats", "--temp-dir", str(TEMP),
+            "--disable-usage-stats", "--temp-dir", str(TEMP), *extra,
             check=True, env=env,
         )
 
@@ -463,6 +463,84 @@ def _(run: Run):
     curl(run, "/echo?q=hi", times=1)
     run.sh("serve", "shutdown", "-y")
     time.sleep(3)
+    run.stop()
+
+
+# The autoscaler of one machine: Ray's fake multi-node provider (`RAY_FAKE_CLUSTER=1`, as
+# `ray.cluster_utils.AutoscalingCluster` of Ray's own tests runs it) starts each "worker
+# node" as another raylet of the same session; the wheel ships no example config, so the run
+# writes its own.
+
+FAKE_CLUSTER = """cluster_name: fake-autoscaling
+max_workers: 1
+upscaling_speed: 1.0
+idle_timeout_minutes: 0.25
+provider:
+  type: fake_multinode
+  use_node_id_as_ip: true
+  disable_node_updaters: true
+  disable_launch_config_check: true
+  gcs_address: "127.0.0.1:6379"
+available_node_types:
+  ray.head.default:
+    resources: {CPU: 2}
+    node_config: {}
+    max_workers: 0
+  ray.worker.batch:
+    resources: {CPU: 2, batch: 1}
+    node_config: {}
+    min_workers: 0
+    max_workers: 1
+head_node_type: ray.head.default
+auth: {ssh_user: ubuntu}
+docker: {}
+file_mounts: {}
+cluster_synced_files: []
+file_mounts_sync_continuously: false
+rsync_exclude: []
+rsync_filter: []
+initialization_commands: []
+setup_commands: []
+head_setup_commands: []
+worker_setup_commands: []
+head_start_ray_commands: []
+worker_start_ray_commands: []
+"""
+
+
+@scenario(
+    "autoscaler-idle-scale-down",
+    "with Ray's fake multi-node autoscaler v1 (`RAY_FAKE_CLUSTER=1 ray start --head "
+    "--autoscaling-config=… --dashboard-agent-listen-port 52366`, the provider "
+    "`fake_multinode`, idle_timeout_minutes 0.25), `python jobs.py scale_down`: a driver's "
+    "task asks for the resource `batch` that only a worker node of type `ray.worker.batch` "
+    "has; the autoscaler launches one (another raylet of the same session: its files are "
+    "`raylet.1.out` and the like), the task ends, the node stays idle and the autoscaler "
+    "terminates it (`StandardAutoscaler: Terminating the node with id … (idle)`; it asks the "
+    "GCS to drain the node first, and the node leaves as an expected termination); the driver "
+    "prints the autoscaler's `Removing 1 nodes of type ray.worker.batch (idle).` and waits "
+    "until the node is gone; `ray stop`.",
+    [],
+    env={"RAY_FAKE_CLUSTER": "1", "AUTOSCALER_UPDATE_INTERVAL_S": "1"},
+)
+def _(run: Run):
+    fake_cluster(run, FAKE_CLUSTER)
+
+
+def fake_cluster(run: Run, config: str, env=None):
+    """Starts a head with the fake provider's autoscaler (`config`), runs the driver that
+    makes it launch a worker node and waits until the autoscaler removed it, stops Ray.
+    (The autoscaler v2 cannot run so from a wheel: it reads the provider's defaults from
+    `fake_multi_node/example.yaml`, which the wheel does not ship.)"""
+    path = run.bundle.parent / f"{run.bundle.name}-autoscaler.yaml"
+    path.write_text(config)
+    # Every fake node is on this machine: the head's agent leaves the default port to the
+    # worker's (Ray before 2.60 gives each node's agent 52365 and the second cannot bind it).
+    run.start(
+        env=env,
+        extra=("--autoscaling-config", path, "--dashboard-agent-listen-port", "52366"),
+    )
+    run.sh("python", "jobs.py", "scale_down", timeout=240)
     run.stop()
 
 

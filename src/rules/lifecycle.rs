@@ -31,6 +31,113 @@ struct LifecycleFile {
     object_recovery: Vec<ObjectRecoveryLine>,
     #[serde(default)]
     object_stop: Vec<ObjectStopLine>,
+    #[serde(default)]
+    node_removal: Vec<NodeLine>,
+    #[serde(default)]
+    node_death: Vec<NodeLine>,
+}
+
+/// A line naming a node: one the autoscaler asked to remove, or one that died.
+#[derive(Deserialize)]
+struct NodeLine {
+    what: String,
+    text: String,
+    #[serde(default)]
+    sources: Vec<String>,
+    #[allow(dead_code)]
+    from: String,
+}
+
+/// A line that names a node (a removal the autoscaler asked for, or a death), compiled: its
+/// regex captures `node` (the Ray node id), `ip` (its address) and `instance` (the
+/// provider's id), as many as the line gives.
+pub struct NodeTeller {
+    pub what: String,
+    pub re: Regex,
+    pub sources: Vec<SourceKind>,
+}
+
+/// What a line calls a node.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeNames {
+    /// The Ray node id (hex).
+    pub node: Option<String>,
+    /// Its address.
+    pub ip: Option<String>,
+    /// The provider's id: a KubeRay pod's name, a cloud instance id.
+    pub instance: Option<String>,
+}
+
+impl NodeNames {
+    /// Whether `self` (a removal's names) and `dead` (a death's) name one node, and whether
+    /// by the Ray node id: the node id decides where both carry one; else an address or the
+    /// provider's id given on one side as either (the fake multi-node provider names a node
+    /// by its node id as "id" and "ip"; `use_node_id_as_ip` the same).
+    pub fn same_node(&self, dead: &NodeNames) -> Option<bool> {
+        if let (Some(a), Some(b)) = (&self.node, &dead.node) {
+            return (a == b).then_some(true);
+        }
+        let mine = [&self.ip, &self.instance, &self.node];
+        let theirs = [&dead.ip, &dead.node, &dead.instance];
+        mine.iter()
+            .filter_map(|n| n.as_deref())
+            .any(|n| theirs.iter().filter_map(|t| t.as_deref()).any(|t| t == n))
+            .then_some(false)
+    }
+}
+
+impl NodeTeller {
+    /// The names `ev` gives its node, if it is such a line and names one.
+    pub fn names(&self, ev: &crate::event::Event) -> Option<NodeNames> {
+        if !(self.sources.is_empty() || self.sources.contains(&ev.kind)) {
+            return None;
+        }
+        let caps = self.re.captures(&ev.message)?;
+        // An empty capture (`ray_id=` before the node registers) or a placeholder names none.
+        let name = |k: &str| {
+            caps.name(k)
+                .map(|m| m.as_str())
+                .filter(|v| !v.is_empty() && !matches!(*v, "None" | "null" | "-"))
+                .map(str::to_string)
+        };
+        let names = NodeNames {
+            node: name("node"),
+            ip: name("ip"),
+            instance: name("instance"),
+        };
+        (names != NodeNames::default()).then_some(names)
+    }
+}
+
+fn node_tellers(lines: &[NodeLine]) -> Vec<NodeTeller> {
+    lines
+        .iter()
+        .filter_map(|s| {
+            Some(NodeTeller {
+                what: s.what.clone(),
+                re: Regex::new(&s.text).ok()?,
+                sources: kinds(&s.sources),
+            })
+        })
+        .collect()
+}
+
+/// The lines of a node the autoscaler asked to remove, compiled once.
+pub fn node_removals() -> &'static [NodeTeller] {
+    static LINES: std::sync::OnceLock<Vec<NodeTeller>> = std::sync::OnceLock::new();
+    LINES.get_or_init(|| {
+        node_tellers(
+            file()
+                .map(|f| f.node_removal.as_slice())
+                .unwrap_or_default(),
+        )
+    })
+}
+
+/// The lines of a node's death that name it, compiled once.
+pub fn node_deaths() -> &'static [NodeTeller] {
+    static LINES: std::sync::OnceLock<Vec<NodeTeller>> = std::sync::OnceLock::new();
+    LINES.get_or_init(|| node_tellers(file().map(|f| f.node_death.as_slice()).unwrap_or_default()))
 }
 
 #[derive(Deserialize)]
@@ -394,6 +501,17 @@ mod tests {
         assert_eq!(own_stops().len(), file.own_stop.len());
         assert_eq!(object_recoveries().len(), file.object_recovery.len());
         assert_eq!(object_stops().len(), file.object_stop.len());
+        assert_eq!(node_removals().len(), file.node_removal.len());
+        assert_eq!(node_deaths().len(), file.node_death.len());
+        for t in node_removals().iter().chain(node_deaths()) {
+            assert!(
+                ["node", "ip", "instance"]
+                    .iter()
+                    .any(|k| t.re.capture_names().any(|n| n == Some(*k))),
+                "{}: names the node",
+                t.what
+            );
+        }
         for r in &file.object_recovery {
             for side in r.fails.iter().chain(&r.recovers) {
                 for n in &side.sources {
@@ -622,6 +740,85 @@ mod tests {
         let statuses = line(summarizer, 234);
         assert_eq!(statuses.message, "getAndCheckServeStatus");
         assert!(pair(serve, false, &statuses) && !pair(put, false, &statuses));
+    }
+
+    fn named(tellers: &[NodeTeller], e: &crate::event::Event) -> Option<NodeNames> {
+        tellers.iter().find_map(|t| t.names(e))
+    }
+
+    /// The autoscaler's removal and the GCS's death of a node, in their real wording (real
+    /// runs of Ray's fake multi-node autoscaler, 2.40.0; the raylet killed, 2.22.0), name
+    /// the same node: the fake provider gives the node id as the node's "ip".
+    #[test]
+    fn a_removal_and_a_death_name_their_node() {
+        let removal = ev(
+            SourceKind::Autoscaler,
+            "StandardAutoscaler: Terminating the node with id fffffffffffffffffffffffffffffffffffffffffffffffffff00001 and ip fffffffffffffffffffffffffffffffffffffffffffffffffff00001. (idle)",
+            &[],
+        );
+        let removed = named(node_removals(), &removal).unwrap();
+        assert_eq!(
+            removed.instance.as_deref(),
+            Some("fffffffffffffffffffffffffffffffffffffffffffffffffff00001")
+        );
+        let death = ev(
+            SourceKind::GcsServer,
+            "The node with node id: fffffffffffffffffffffffffffffffffffffffffffffffffff00001 and address: 10.244.0.5 and node name: 10.244.0.5 has been marked dead because the detector has missed too many heartbeats from it. This can happen when a \t(1) raylet crashes unexpectedly (OOM, preempted node, etc.) ",
+            &[],
+        );
+        let dead = named(node_deaths(), &death).unwrap();
+        assert_eq!(dead.ip.as_deref(), Some("10.244.0.5"));
+        assert_eq!(removed.same_node(&dead), Some(false));
+        // A KubeRay worker: the pod's name and its address (the corpus's autoscaling bundle).
+        let pod = ev(
+            SourceKind::Autoscaler,
+            "StandardAutoscaler: Terminating the node with id feature-etl-cpu-pool-worker-7hk2x and ip 10.52.2.9. (idle)",
+            &[],
+        );
+        let pod = named(node_removals(), &pod).unwrap();
+        assert_eq!(pod.same_node(&dead), None);
+        let there = NodeNames {
+            ip: Some("10.52.2.9".into()),
+            node: Some("b7d04e2a".into()),
+            instance: None,
+        };
+        assert_eq!(pod.same_node(&there), Some(false));
+        // The thread's older wording (`and ip:`), and the health check's.
+        let old = ev(
+            SourceKind::JobDriver,
+            "The node with node id: 40d7709d4275bb0784e227591eceeeb9a8604fb30e5a28e4c90d9c04 and ip: 192.168.77.252 has been marked dead because the detector has missed too many heartbeats from it. This can happen when a raylet crashes unexpectedly or has lagging heartbeats.",
+            &[],
+        );
+        assert_eq!(
+            named(node_deaths(), &old).unwrap().ip.as_deref(),
+            Some("192.168.77.252")
+        );
+        let health = ev(
+            SourceKind::GcsServer,
+            "Node cb5f618ffa8ea32d896cc599cad31aa8173745737378ee3174a85e9f is dead because the health check failed.",
+            &[],
+        );
+        let health = named(node_deaths(), &health).unwrap();
+        assert_eq!(
+            health.node.as_deref(),
+            Some("cb5f618ffa8ea32d896cc599cad31aa8173745737378ee3174a85e9f")
+        );
+        // Where both carry a Ray node id, it decides: another node at a reused address is
+        // not the one removed.
+        let v2 = NodeNames {
+            node: Some("fffffffffffffffffffffffffffffffffffffffffffffffffff00001".into()),
+            ip: Some("10.244.0.5".into()),
+            instance: None,
+        };
+        assert_eq!(v2.same_node(&health), None);
+        assert_eq!(v2.same_node(&dead), Some(true));
+        // The summariser names no node; a node that only drained names none either.
+        let summary = ev(
+            SourceKind::Autoscaler,
+            ":event_summary:Removing 1 nodes of type ray.worker.batch (idle).",
+            &[],
+        );
+        assert_eq!(named(node_removals(), &summary), None);
     }
 
     #[test]

@@ -287,6 +287,12 @@ impl Sieve {
                 crate::rules::lifecycle::object_stops()
                     .iter()
                     .map(|s| (&s.re, s.sources.as_slice())),
+            )
+            .chain(
+                crate::rules::lifecycle::node_removals()
+                    .iter()
+                    .chain(crate::rules::lifecycle::node_deaths())
+                    .map(|t| (&t.re, t.sources.as_slice())),
             );
         // A Kubernetes recovery's side said by a status condition is kept by reading its
         // sources (objects and describes) whole; a failure said only by its level (an operator's error

@@ -125,6 +125,28 @@ def actor_failures():
     print(ray.get(store.lookup.remote("user-1")))
 
 
+def scale_down():
+    """A task that needs a worker node's resource: the autoscaler launches one, the task
+    ends, the node stays idle past `idle_timeout_minutes` and the autoscaler removes it. The
+    driver waits, printing what the autoscaler tells it, until the node is gone."""
+    ray.init(address="auto")
+
+    @ray.remote(num_cpus=1, resources={"batch": 1})
+    def crunch(n):
+        time.sleep(5)
+        return sum(i * i for i in range(n))
+
+    print("result:", ray.get(crunch.remote(100_000)), flush=True)
+    deadline = time.time() + 150
+    while time.time() < deadline:
+        alive = [n for n in ray.nodes() if n["Alive"]]
+        if len(alive) == 1:
+            break
+        time.sleep(2)
+    print("alive nodes:", len([n for n in ray.nodes() if n["Alive"]]), flush=True)
+    time.sleep(5)
+
+
 if __name__ == "__main__":
     {
         "parse_config": parse_config,
@@ -134,4 +156,5 @@ if __name__ == "__main__":
         "memory_hog": memory_hog,
         "segfault": segfault,
         "actor_failures": actor_failures,
+        "scale_down": scale_down,
     }[sys.argv[1]]()
