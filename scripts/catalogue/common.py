@@ -20,11 +20,13 @@ COMPONENTS = {
     # The controllers that embed Ray objects, and the API server's admission denials of them.
     "ecosystem.kueue", "ecosystem.codeflare", "ecosystem.volcano", "ecosystem.yunikorn",
     "ecosystem.flyte", "ecosystem.kubeflow", "ecosystem.aibrix", "kubernetes.admission",
+    # The Python projects that run on Ray: their lines land in a Ray driver's or worker's log.
+    "ecosystem.vllm", "ecosystem.skypilot",
 }
 
 PROJECTS = {
     "ray", "kuberay", "kueue", "codeflare", "volcano", "yunikorn", "flyte", "kubeflow", "aibrix",
-    "kubernetes",
+    "kubernetes", "vllm", "skypilot",
 }
 
 LEVELS = {

@@ -24,8 +24,10 @@ pub struct MessageNote {
 }
 
 /// The catalogue's best template for a line of a file of `kind`: a Ray log's line is matched
-/// against Ray's messages, the operator's against KubeRay's and the API server's it quotes
-/// (admission and quota denials), any other against all.
+/// against Ray's messages and those of the Python projects that run inside Ray's processes
+/// (vLLM's engine is a Ray driver and its workers Ray actors; a SkyPilot job is a Ray job on
+/// its head), the operator's against KubeRay's and the API server's it quotes (admission and
+/// quota denials), any other against all.
 pub(super) fn lookup(line: &str, kind: SourceKind) -> Option<&'static Message> {
     let projects: Option<&[&str]> = match kind {
         SourceKind::Operator => Some(&["kuberay", "kubernetes"]),
@@ -44,11 +46,15 @@ pub(super) fn lookup(line: &str, kind: SourceKind) -> Option<&'static Message> {
         | SourceKind::ServeController
         | SourceKind::ServeProxy
         | SourceKind::ServeReplica
-        | SourceKind::RayEvent => Some(&["ray"]),
+        | SourceKind::RayEvent => Some(RAY_PROCESSES),
         _ => None,
     };
     Catalogue::builtin().best(line, projects).map(|m| m.message)
 }
+
+/// The projects whose messages a Ray process's log can hold: Ray's own, and those of the
+/// Python projects whose code runs as Ray drivers, actors and jobs.
+const RAY_PROCESSES: &[&str] = &["ray", "vllm", "skypilot"];
 
 /// The catalogue cause a template decides, as the library spells the id.
 pub(super) fn cause_of(m: &Message) -> Option<&'static str> {
