@@ -163,6 +163,69 @@ fn a_message_judged_harmless_raises_nothing() {
     );
 }
 
+/// `analyze --format json` on a session folder holding one file.
+fn report_of_one_file(name: &str, file: &str, text: &str) -> (Option<i32>, serde_json::Value) {
+    let dir = common::scratch("messages", name);
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    std::fs::write(logs.join(file), text).unwrap();
+    let out = common::raysift(&["analyze", dir.to_str().unwrap(), "--format", "json"]);
+    (
+        out.status.code(),
+        serde_json::from_slice(&out.stdout).unwrap(),
+    )
+}
+
+/// A raylet warning pasted in ray-project/ray#41071, whose template is judged a cause
+/// (`runtime_env_failure`), between healthy records: the sieve keeps it, the open world
+/// matches it, and the report notes its component and meaning; alone it is no cause.
+#[test]
+fn a_judged_warning_reaches_the_catalogue_and_alone_is_no_cause() {
+    let text = "[2023-11-09 23:36:12,100 I 75 75] (raylet) main.cc:180: Setting cluster ID to: 2f1c\n\
+        [2023-11-09 23:36:12,669 W 75 75] (raylet) worker_pool.cc:1279: Create runtime env failed for task ffffffffffffffffe07efaa88efdd5bf01e68def1c000000 and couldn't create the worker.\n\
+        [2023-11-09 23:36:13,001 I 75 75] (raylet) node_manager.cc:525: [state-dump] NodeManager:\n";
+    let (code, report) = report_of_one_file("warned", "raylet.out", text);
+    let warned: Vec<&serde_json::Value> = report["unrecognised"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|u| u["level"] == "warning")
+        .collect();
+    assert_eq!(warned.len(), 1, "{report:#}");
+    assert_eq!(warned[0]["message"]["id"], "ray-9fc8a59e20");
+    assert_eq!(warned[0]["message"]["component"], "raylet");
+    assert!(warned[0]["message"]["meaning"].is_string());
+    let causes = report["causes"].as_array().cloned().unwrap_or_default();
+    assert!(
+        causes.iter().all(|c| c["severity"] == "info"),
+        "{causes:#?}"
+    );
+    assert_eq!(code, Some(0));
+}
+
+/// A warning every healthy Serve start prints (`corpus/run-2.40.0-healthy-serve`), judged
+/// benign: nothing at all.
+#[test]
+fn a_benign_warning_stays_quiet() {
+    let text = "[2026-12-06 08:40:05,084 W 25754 25754] actor_manager.cc:105: Failed to look up actor with name 'SERVE_CONTROLLER_ACTOR'. This could because 1. You are trying to look up a named actor you didn't create. 2. The named actor died. 3. You did not use a namespace matching the namespace of the actor.\n";
+    let (code, report) = report_of_one_file(
+        "benign-warning",
+        "python-core-driver-01000000ffffffffffffffffffffffffffffffffffffffffffffffff_25754.log",
+        text,
+    );
+    assert!(
+        report["unrecognised"]
+            .as_array()
+            .is_none_or(|u| u.is_empty()),
+        "{report:#}"
+    );
+    assert!(
+        report["causes"].as_array().is_none_or(|c| c.is_empty()),
+        "{report:#}"
+    );
+    assert_eq!(code, Some(0));
+}
+
 #[test]
 fn explain_names_the_known_issue_a_line_is_part_of_and_rules_known_lists_them() {
     // The kubelet's probe failure as pasted in the thread of ray-project/kuberay#2063.

@@ -235,12 +235,23 @@ fn a_real_gcs_error_in_gcs_server_out_and_err_is_one_record() {
     assert_eq!(lines[0]["line"], 3);
     assert_eq!(lines[0]["also_in"], "logs/gcs_server.err:1");
     let report = json(&["analyze", path, "--format", "json"]);
-    // One template of one record (the message catalogue judges a shut-down gRPC client
-    // harmless, so it is known noise and no cause).
+    // One error template of one record (the message catalogue judges a shut-down gRPC
+    // client harmless, so it is known noise and no cause); and the warning beside it, which
+    // the catalogue knows, noted once although both files hold it.
     let templates = report["unrecognised"].as_array().unwrap();
-    assert_eq!(templates.len(), 1, "{templates:#?}");
-    assert_eq!(templates[0]["count"], 1);
-    assert_eq!(templates[0]["known_noise"], true);
+    let (errors, warnings): (Vec<&Value>, Vec<&Value>) =
+        templates.iter().partition(|t| t["level"] == "error");
+    assert_eq!(errors.len(), 1, "{templates:#?}");
+    assert_eq!(errors[0]["count"], 1);
+    assert_eq!(errors[0]["known_noise"], true);
+    assert_eq!(warnings.len(), 1, "{templates:#?}");
+    assert_eq!(warnings[0]["count"], 1);
+    assert_eq!(warnings[0]["message"]["id"], "ray-5025862e96");
+    assert!(report["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["severity"] == "info"));
 }
 
 /// A real run's core worker failing a check (Ray 2.9.3, `scripts/realrun`, raylet-killed):

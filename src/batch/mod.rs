@@ -135,7 +135,8 @@ fn analyse(input: &Input, ctx: &Context) -> Outcome {
         unrecognised: report
             .unrecognised
             .iter()
-            .filter(|u| !u.known_noise)
+            // Errors only: a known warning is a note, not an unrecognised error.
+            .filter(|u| !u.known_noise && u.level != "warning")
             .map(|u| (u.template.clone(), u.count))
             .collect(),
     }

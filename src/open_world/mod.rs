@@ -99,11 +99,14 @@ pub fn analyze(
     let healthy_workload = objects::workload_healthy(events);
 
     report_objects(&mut out, events, &claimed);
-    let (failures, used) = component_failures(events, baseline, &claimed);
+    let (failures, used, caught) = component_failures(events, baseline, &claimed);
     report_failures(&mut out, events, failures);
-    let unrecognised = unrecognised_templates(events, baseline, &claimed, &used);
+    let mut unrecognised = unrecognised_templates(events, baseline, &claimed, &used);
     let decided = report_known_causes(&mut out, events, &unrecognised);
     report_unrecognised(&mut out, &unrecognised, &decided);
+    let warned = known_warnings(events, baseline, &claimed, &used, &caught);
+    report_warned_causes(&mut out, library, events, &warned);
+    unrecognised.extend(warned);
 
     let (rules, mut findings) = out.finish();
     if healthy_workload {
@@ -208,17 +211,23 @@ fn report_generic_objects(out: &mut Builder, generic_objects: &[objects::Problem
 /// occurrence.
 type Failures = BTreeMap<(String, String), (exceptions::Failure, Vec<usize>)>;
 
+/// Tracebacks a leveled log wrote below ERROR (caught and handled), by their first record:
+/// their exception line, which the catalogue is asked about when the record is a warning.
+type Caught = BTreeMap<usize, String>;
+
 /// Component failures: a record that holds a whole failure, or a traceback told one line a
 /// record (`kubectl logs --timestamps`, raw stderr), put back together. Failures the baseline
 /// knows, caught ones and requested stops are left out; a group of which a rule used one
 /// record is dropped whole. Also returns every record a kept failure or a requested stop
-/// holds (`used`): the error templates do not count them again.
+/// holds (`used`): the error templates do not count them again. And returns the caught
+/// tracebacks' exception lines (`Caught`).
 fn component_failures(
     events: &[Event],
     baseline: &Baseline,
     claimed: &BTreeSet<usize>,
-) -> (Failures, BTreeSet<usize>) {
+) -> (Failures, BTreeSet<usize>, Caught) {
     let mut used: BTreeSet<usize> = BTreeSet::new();
+    let mut caught = Caught::new();
     let mut failures: BTreeMap<(String, String), (exceptions::Failure, Vec<usize>, bool)> =
         BTreeMap::new();
     for (idxs, f) in exceptions::failures(events, is_log_kind) {
@@ -232,6 +241,9 @@ fn component_failures(
             continue;
         }
         if !reports_failure(first) {
+            if !f.cut_off {
+                caught.insert(idxs[0], format!("{}: {}", f.kind, f.message));
+            }
             continue;
         }
         let noise = templates::masked(&format!("{}: {}", f.kind, f.message));
@@ -255,7 +267,7 @@ fn component_failures(
         .filter(|(_, (_, _, claimed))| !claimed)
         .map(|(k, (f, idxs, _))| (k, (f, idxs)))
         .collect();
-    (failures, used)
+    (failures, used, caught)
 }
 
 /// Each component failure under the catalogue id it decides, when it can take a finding;
@@ -535,6 +547,170 @@ fn report_unrecognised(
     );
 }
 
+/// Warning records that no rule used and that the message catalogue knows, by template (as
+/// the error templates are mined), each with the template it matches: a warning is matched
+/// by its first line, or, when that says nothing the catalogue knows, by the exception line of
+/// the traceback it holds. A template judged `benign`, and one the baseline of healthy
+/// bundles knows, is left out; so are warnings a failure holds (`used`).
+///
+/// Only the warnings whose head names their level are read: a word holding `warn`
+/// (`WARNING`, zap's `warn`, an event's `"severity":"WARNING"`), or a Ray C++ head at `W`.
+/// Those are the lines the sieve keeps for this (`rules::sieve`), so the sieved `analyze`
+/// reads the same warnings as a full parse.
+fn known_warnings(
+    events: &[Event],
+    baseline: &Baseline,
+    claimed: &BTreeSet<usize>,
+    used: &BTreeSet<usize>,
+    caught: &Caught,
+) -> Vec<(Unrecognised, Vec<usize>)> {
+    let mut lines: BTreeMap<usize, (String, &'static crate::messages::Message)> = BTreeMap::new();
+    for (idx, ev) in events.iter().enumerate() {
+        if ev.level != Level::Warning
+            || !is_log_kind(ev.kind)
+            || used.contains(&idx)
+            || claimed.contains(&idx)
+            || !names_warning(ev)
+        {
+            continue;
+        }
+        let line = template_line(ev);
+        let message = known::lookup(&line, ev.kind).or_else(|| {
+            caught
+                .get(&idx)
+                .and_then(|exception| known::lookup(exception, ev.kind))
+        });
+        let Some(message) = message else {
+            continue;
+        };
+        if known::is_benign(message) || baseline.knows(&templates::masked(&line)) {
+            continue;
+        }
+        lines.insert(idx, (line, message));
+    }
+    let mined = templates::mine(lines.iter().map(|(&i, (l, _))| (i, l.as_str())));
+    let changes = state_changes(events, claimed);
+    let mut warned: Vec<(Unrecognised, Vec<usize>)> = mined
+        .into_iter()
+        .filter_map(|t| {
+            let &first = t.events.first()?;
+            let message = lines.get(&first).map(|(_, m)| *m)?;
+            let time = |i: usize| events[i].ts.map(|t| format_rfc3339(t.micros));
+            let u = Unrecognised {
+                template: t.text(),
+                level: Level::Warning.as_str(),
+                count: records(events, &t.events),
+                first: time(first),
+                last: t
+                    .events
+                    .last()
+                    .and_then(|&i| events[i].last_micros().map(format_rfc3339)),
+                known_noise: false,
+                score: score(events, &t.events, &changes),
+                message: Some(known::note(message)),
+            };
+            Some((u, t.events))
+        })
+        .collect();
+    warned.sort_by(|a, b| {
+        b.0.score
+            .total_cmp(&a.0.score)
+            .then(b.0.count.cmp(&a.0.count))
+            .then(a.0.template.cmp(&b.0.template))
+    });
+    warned
+}
+
+/// Whether a warning record's head names its level where the sieve looks for it.
+fn names_warning(ev: &Event) -> bool {
+    crate::parse::Format::of(ev.kind) == crate::parse::Format::RayCpp
+        || first_line(&ev.message)
+            .as_bytes()
+            .windows(4)
+            .any(|w| w.eq_ignore_ascii_case(b"warn"))
+}
+
+/// What a warning whose template is judged a catalogue cause does: a warning says less than
+/// an error, so it is that cause only beside what the cause's own rules read.
+///
+/// - This layer already holds a finding of the cause (a state, a failure or an error record
+///   decided it): the warning is more of its evidence.
+/// - No catalogue rule fired, and some other record of the bundle matches a signal of one of
+///   the library's rules of that cause (the corroboration those rules use): the cause, under
+///   `OWD013`, at `warning` at most, citing the warning and that record.
+/// - Otherwise nothing but the note in `unrecognised` (component and meaning).
+fn report_warned_causes(
+    out: &mut Builder,
+    library: &[Rule],
+    events: &[Event],
+    warned: &[(Unrecognised, Vec<usize>)],
+) {
+    for (u, idxs) in warned {
+        let Some(message) = u
+            .message
+            .as_ref()
+            .and_then(|n| crate::messages::Catalogue::builtin().get(&n.id))
+        else {
+            continue;
+        };
+        let Some(id) = known::cause_of(message) else {
+            continue;
+        };
+        if out.holds(id) {
+            out.add_evidence(id, &ends(idxs));
+            continue;
+        }
+        if !out.can_map(id) {
+            continue;
+        }
+        let corroboration = corroborating(library, id, events, idxs);
+        if corroboration.is_empty() {
+            continue;
+        }
+        let first = idxs.first().map_or("", |&i| first_line(&events[i].message));
+        let summary = format!(
+            "{} warned \u{201c}{}\u{201d}{} \u{2014} {}; and {} line{} of the kind its rules read",
+            message.component,
+            first.trim(),
+            times(u.count),
+            known::gloss(message),
+            corroboration.len(),
+            if corroboration.len() == 1 { "" } else { "s" },
+        );
+        let mut evidence = ends(idxs);
+        evidence.extend(ends(&corroboration));
+        out.add_mapped_at(
+            id,
+            "OWD013",
+            &evidence,
+            summary,
+            "a warning whose meaning is known, beside a line the cause's rules read",
+            Severity::Warning,
+        );
+    }
+}
+
+/// The records, other than `own`, that a signal of one of the library's rules of `id`
+/// matches.
+fn corroborating(library: &[Rule], id: &str, events: &[Event], own: &[usize]) -> Vec<usize> {
+    let signals: Vec<&crate::rules::Signal> = library
+        .iter()
+        .filter(|r| r.id == id)
+        .flat_map(|r| r.signals.iter())
+        .collect();
+    events
+        .iter()
+        .enumerate()
+        .filter(|(i, ev)| {
+            !own.contains(i)
+                && signals
+                    .iter()
+                    .any(|s| crate::rules::engine::signal_matches(s, ev).is_some())
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
 /// An object's name for a summary; a fragment without metadata has none.
 fn shown_object(object: &str) -> &str {
     if object.is_empty() {
@@ -545,7 +721,7 @@ fn shown_object(object: &str) -> &str {
 }
 
 /// How much a template of error records stands out, rounded to hundredths: its level
-/// (critical 3, error 2), its volume (`ln(1 + count)`, so a storm does not drown a rare
+/// (critical 3, error 2, warning 1), its volume (`ln(1 + count)`, so a storm does not drown a rare
 /// fatal line), its burstiness (1 plus the share of its records inside its busiest minute:
 /// errors that come at once tell an event, errors spread evenly tell a chronic condition)
 /// and its timing (× 1.5 when its first record comes up to ten minutes before a state change:
@@ -557,7 +733,11 @@ pub fn score(events: &[Event], idxs: &[usize], changes: &[i64]) -> f64 {
         .map(|&i| events[i].level)
         .max()
         .unwrap_or(Level::Error);
-    let weight = if level >= Level::Critical { 3.0 } else { 2.0 };
+    let weight = match level {
+        Level::Critical => 3.0,
+        Level::Error => 2.0,
+        _ => 1.0,
+    };
     let records: u64 = idxs.iter().map(|&i| events[i].weight()).sum();
     let volume = (1.0 + records as f64).ln();
     let mut times: Vec<i64> = idxs
@@ -1010,6 +1190,57 @@ mod tests {
         };
         let explained = analyze(&evs, &[], &[cited], &Baseline::parse(""));
         assert!(explained.findings.is_empty(), "{:?}", explained.findings);
+    }
+
+    /// A raylet warning pasted in ray-project/ray#41071, whose template is judged
+    /// `runtime_env_failure`: alone, a note naming its component and meaning; beside a line
+    /// a rule of that cause reads (here without the rule having fired), the cause at
+    /// `warning`; beside a finding of that cause this layer made, more of its evidence.
+    #[test]
+    fn a_judged_warning_is_a_cause_only_beside_what_its_rules_read() {
+        let library = crate::rules::library::builtin().unwrap();
+        let warned = log(
+            SourceKind::Raylet,
+            Level::Warning,
+            "[2023-11-09 23:36:12,669 W 75 75] (raylet) worker_pool.cc:1279: Create runtime env failed for task ffffffffffffffffe07efaa88efdd5bf01e68def1c000000 and couldn't create the worker.",
+        );
+        let alone = analyze(
+            std::slice::from_ref(&warned),
+            &library,
+            &[],
+            &Baseline::parse(""),
+        );
+        assert!(alone.findings.is_empty(), "{:?}", alone.findings);
+        assert_eq!(alone.unrecognised.len(), 1);
+        assert_eq!(alone.unrecognised[0].level, "warning");
+        let note = alone.unrecognised[0].message.as_ref().unwrap();
+        assert_eq!(note.component, "raylet");
+        assert!(note.meaning.is_some());
+
+        // The Serve application the warning's task belonged to is DEPLOY_FAILED: what
+        // SRV040's `app_down` signal reads (its decisive `setup_failed` found nothing).
+        let mut app = Event::new(1, "DEPLOY_FAILED");
+        app.kind = SourceKind::DescribeRayService;
+        app.fields = vec![
+            (
+                "path".into(),
+                "status.activeservicestatus.applicationstatuses.api.status".into(),
+            ),
+            ("value".into(), "DEPLOY_FAILED".into()),
+            ("object".into(), "RayService/default/api".into()),
+        ];
+        let corroborated = vec![warned.clone(), app];
+        let ow = analyze(&corroborated, &library, &[], &Baseline::parse(""));
+        let (finding, rule) = ow
+            .findings
+            .iter()
+            .map(|f| (f, &ow.rules[f.rule - library.len()]))
+            .find(|(_, r)| r.id == "runtime_env_failure")
+            .expect("the warning's cause");
+        assert_eq!(rule.code.as_str(), "OWD013");
+        assert_eq!(rule.severity, Severity::Warning);
+        let cited: Vec<usize> = finding.evidence.iter().map(|e| e.event).collect();
+        assert_eq!(cited, vec![0, 1]);
     }
 
     #[test]

@@ -75,6 +75,32 @@ impl<'a> Builder<'a> {
         summary: String,
         meaning: &str,
     ) {
+        self.add_mapped_at(id, code, evidence, summary, meaning, Severity::Critical);
+    }
+
+    /// Whether this layer already holds a finding of the id.
+    pub(super) fn holds(&self, id: &str) -> bool {
+        self.by_id.contains_key(id)
+    }
+
+    /// More evidence for a finding this layer already holds (nothing when it holds none).
+    pub(super) fn add_evidence(&mut self, id: &str, evidence: &[usize]) {
+        if let Some(entry) = self.by_id.get_mut(id) {
+            entry.1.extend(evidence.iter().map(|&e| (e, 0)));
+        }
+    }
+
+    /// As [`Builder::add_mapped`], at no more than `cap` (a warning record that names a
+    /// cause says less than an error that does).
+    pub(super) fn add_mapped_at(
+        &mut self,
+        id: &'static str,
+        code: &'static str,
+        evidence: &[usize],
+        summary: String,
+        meaning: &str,
+        cap: Severity,
+    ) {
         if let Some(entry) = self.by_id.get_mut(id) {
             entry.1.extend(evidence.iter().map(|&e| (e, 0)));
             entry.3.push(summary);
@@ -84,7 +110,13 @@ impl<'a> Builder<'a> {
         let Some(base) = crate::rules::strongest_of(self.library, id) else {
             return;
         };
-        let mut rule = synthetic(code, id, &base.title, base.severity, &[("state", meaning)]);
+        let mut rule = synthetic(
+            code,
+            id,
+            &base.title,
+            base.severity.min(cap),
+            &[("state", meaning)],
+        );
         rule.remediation = base.remediation.clone();
         rule.references = base.references.clone();
         rule.explains = base.explains.clone();

@@ -75,7 +75,8 @@ struct KindClauses {
     scanner: RwLock<Option<Arc<Scanner>>>,
     /// How many times the scanner was built again.
     rebuilds: AtomicU32,
-    /// A Ray C++ log: a line whose head says error or fatal is a hit too ([`cpp_level_head`]).
+    /// A Ray C++ log: a line whose head says warning, error or fatal is a hit too
+    /// ([`cpp_level_head`]).
     cpp_levels: bool,
 }
 
@@ -818,8 +819,10 @@ fn raw_safe(literal: &str) -> Option<String> {
 }
 
 /// Literal conjunctions (lower case) the sieve must keep on top of the rules' for the open
-/// world (`open_world`), which reads every error record no rule claims: failure shapes and
-/// level words, and the lines that state a version (`versions::LITERALS`: the report's header,
+/// world (`open_world`), which reads every error record no rule claims and matches every
+/// warning record against the message catalogue: failure shapes and level words (`warn`
+/// is in every level name of a warning as a log writes it: `WARNING`, zap's `warn`, Ray's
+/// events' `"severity":"WARNING"`), and the lines that state a version (`versions::LITERALS`: the report's header,
 /// the Serve schema check and the known issues read them in every kind of file). Healthy logs hold few of them (under one line in ten
 /// thousand in a generated 1 GB bundle), so they cost the sieve little.
 fn open_world_alternatives() -> Vec<Vec<String>> {
@@ -831,6 +834,7 @@ fn open_world_alternatives() -> Vec<Vec<String>> {
         "error",
         "exception",
         "fatal",
+        "warn",
     ]
     .iter()
     .chain(crate::versions::LITERALS.iter())
@@ -849,13 +853,14 @@ fn open_world_alternatives() -> Vec<Vec<String>> {
 /// The open world reads every error record no rule claims, and a Ray C++ error need not say
 /// `error` (`Some workers of the worker process(4127) have not registered within the
 /// timeout`): in the C++ logs, a line whose head has the level `E` or `C`
-/// (`[2024-05-29 22:54:10,723 E 359273 359273] …`) is a hit whatever its text. Found by a
+/// (`[2024-05-29 22:54:10,723 E 359273 359273] …`) is a hit whatever its text; so is one at
+/// `W`, whose message the open world matches against the catalogue. Found by a
 /// search of its own for the level letter between spaces, not by anchors: the C++ kinds'
 /// anchors fill one scan pass already, and a second pass would cost more than this search
 /// of a chunk still in the core's cache.
 fn cpp_level_candidates(chunk: &[u8], out: &mut Vec<usize>) {
     let before = out.len();
-    for needle in [&b" E "[..], &b" C "[..]] {
+    for needle in [&b" E "[..], &b" C "[..], &b" W "[..]] {
         for at in memchr::memmem::find_iter(chunk, needle) {
             let start = memchr::memrchr(b'\n', &chunk[..at]).map_or(0, |i| i + 1);
             if cpp_level_head(&chunk[start..]) {
@@ -869,13 +874,13 @@ fn cpp_level_candidates(chunk: &[u8], out: &mut Vec<usize>) {
     }
 }
 
-/// Whether `line` starts with a Ray C++ head at error or fatal level:
+/// Whether `line` starts with a Ray C++ head at warning, error or fatal level:
 /// `[YYYY-MM-DD HH:MM:SS,mmm E <pid> <tid>]`.
 fn cpp_level_head(line: &[u8]) -> bool {
     line.len() > 28
         && line[0] == b'['
         && line[24] == b' '
-        && matches!(line[25], b'E' | b'C')
+        && matches!(line[25], b'W' | b'E' | b'C')
         && line[26] == b' '
         && line[1..5].iter().all(u8::is_ascii_digit)
         && line[20] == b','
@@ -916,6 +921,19 @@ mod tests {
         assert_eq!(sieve.hit_lines(SourceKind::Raylet, text), vec![1, 2, 6]);
         // Only the C++ logs read heads so: elsewhere the same line needs a word.
         assert!(sieve.hit_lines(SourceKind::Dashboard, text).is_empty());
+    }
+
+    /// The open world matches every warning against the message catalogue: a C++ head at
+    /// `W` is a hit whatever its text, and so is any line naming the level (`WARNING`).
+    #[test]
+    fn a_warning_is_a_hit_whatever_its_text() {
+        let sieve = Sieve::new(&[]);
+        let cpp = b"[2023-11-09 23:36:12,100 I 75 75] (raylet) main.cc:1: started\n\
+            [2023-11-09 23:36:12,669 W 75 75] (raylet) worker_pool.cc:1279: Create runtime env failed for task ffff and couldn't create the worker.\n";
+        assert_eq!(sieve.hit_lines(SourceKind::Raylet, cpp), vec![1]);
+        let python = b"2023-03-18 06:51:17,100\tINFO scripts.py:1 -- Local node IP: 10.0.0.1\n\
+            2023-03-18 06:51:17,521\tWARNING utils.py:1446 -- Unable to connect to GCS at head:80.\n";
+        assert_eq!(sieve.hit_lines(SourceKind::RayPython, python), vec![1]);
     }
 
     #[test]
