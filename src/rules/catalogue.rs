@@ -171,6 +171,11 @@ pub const CATALOGUE: &[(&str, &str)] = &[
         "log_monitor_crash",
         "Ray's log monitor died: worker output stops reaching the driver and the job logs",
     ),
+    // Known issues of Ray releases found in Ray's tracker (patterns/known/KIS045 and later).
+    (
+        "ray_start_failure",
+        "Ray itself fails while a node starts (`ray start`, `ray.init()`): a bug of the Ray release, not of the workload",
+    ),
     // Open world: what no rule names (`src/open_world/`); they rank below every other id.
     (
         "object_unhealthy",
