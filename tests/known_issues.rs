@@ -127,3 +127,57 @@ fn a_real_session_states_its_ray_and_python_versions() {
     assert_eq!(values("python"), ["3.11"]);
     assert!(values("kuberay").is_empty());
 }
+
+/// The KIS046 fixture (Ray 1.12.0 parsing cgroup v2's `max`, ray-project/ray#23951: a Ray known
+/// issue whose range is one release), with `ray --version`'s line at `version`, or without it.
+fn cgroup_bundle(dir: &Path, version: Option<&str>) {
+    let fixture = common::root().join("tests/fixtures/rules/KIS046/fires");
+    let text = std::fs::read_to_string(fixture.join("colab-output.txt")).unwrap();
+    std::fs::write(dir.join("colab-output.txt"), text).unwrap();
+    if let Some(v) = version {
+        std::fs::write(dir.join("ray-version.txt"), format!("ray, version {v}\n")).unwrap();
+    }
+}
+
+/// The cause that carries `code`, if any.
+fn carrying<'a>(report: &'a Value, code: &str) -> Option<&'a Value> {
+    report["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["codes"].as_array().unwrap().iter().any(|k| k == code))
+}
+
+/// A Ray known issue follows the Ray version the bundle states: claimed on the one release it
+/// affects, not claimed on the release that fixed it, offered when no version is stated.
+#[test]
+fn a_ray_known_issue_follows_the_stated_ray_version() {
+    let (affected, fixed, unknown) = (
+        common::scratch("known", "ray-affected"),
+        common::scratch("known", "ray-fixed"),
+        common::scratch("known", "ray-unknown"),
+    );
+    cgroup_bundle(&affected, Some("1.12.0"));
+    cgroup_bundle(&fixed, Some("1.12.1"));
+    cgroup_bundle(&unknown, None);
+    let (affected, fixed, unknown) = (analyze(&affected), analyze(&fixed), analyze(&unknown));
+    let cause = carrying(&affected, "KIS046").expect("KIS046 is claimed on 1.12.0");
+    assert_eq!(
+        cause["known_issue"],
+        serde_json::json!({
+            "tracker": "ray-project/ray",
+            "number": 23951,
+            "fixed_in": "Ray 1.12.1",
+            "affects": "Ray >=1.12.0, <1.12.1",
+            "claim": "in_range",
+        })
+    );
+    assert_eq!(cause["id"], "ray_start_failure");
+    assert!(carrying(&fixed, "KIS046").is_none(), "{fixed:#}");
+    let offered = carrying(&unknown, "KIS046").expect("KIS046 is offered");
+    assert_eq!(offered["known_issue"]["claim"], "version_unknown");
+    assert!(
+        offered["confidence"].as_f64().unwrap() < cause["confidence"].as_f64().unwrap(),
+        "{unknown:#}"
+    );
+}
