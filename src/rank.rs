@@ -404,11 +404,9 @@ impl<'m> Reach<'m> {
 /// (`ValueError: feature table 'users_v2' not found`), as a traceback ends.
 fn raised_line(message: &str) -> Option<String> {
     let last = message.lines().rev().find(|l| !l.trim().is_empty())?.trim();
-    let (name, text) = last.split_once(": ")?;
-    let named = !name.is_empty()
-        && !name.contains(' ')
-        && (name.ends_with("Error") || name.ends_with("Exception"));
-    (named && !text.trim().is_empty()).then(|| last.to_string())
+    crate::parse::python_exception::raised(last)
+        .is_some_and(|r| !r.is_warning() && !r.text.is_empty())
+        .then(|| last.to_string())
 }
 
 /// Whether `id` hangs, through `parent`, under `root`: chains hang under their first cause.

@@ -100,7 +100,18 @@ fn export_events_are_timeline_records_with_the_level_their_state_says() {
 fn the_failed_job_event_is_evidence_of_the_first_cause() {
     let r = report("run-2.60.0-export-actor-failures");
     let causes = r["causes"].as_array().unwrap();
-    assert_eq!(causes[0]["id"], "rayjob_entrypoint_failed");
+    // The driver failed on the actor whose constructor raised: that is the first cause, and
+    // the job's failure hangs under it.
+    assert_eq!(causes[0]["id"], "actor_constructor_error");
+    assert!(
+        causes[0]["explains"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s == "rayjob_entrypoint_failed"),
+        "{:#}",
+        causes[0]
+    );
     let shown = evidence(&causes[0]);
     assert!(
         shown.iter().any(|(file, text)| file

@@ -348,7 +348,7 @@ fn the_collectors_event_files_join_the_timeline() {
 fn the_dead_actors_event_is_evidence_of_the_first_cause() {
     let r = analyze(&bundle(EVENTS), &[]);
     let causes = r["causes"].as_array().unwrap();
-    assert_eq!(causes[0]["id"], "serve_script_error");
+    assert_eq!(causes[0]["id"], "actor_constructor_error");
     let mut shown = Vec::new();
     for e in causes[0]["evidence"].as_array().unwrap().iter().chain(
         causes[0]["symptoms"]

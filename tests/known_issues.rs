@@ -128,14 +128,42 @@ fn a_real_session_states_its_ray_and_python_versions() {
     assert!(values("kuberay").is_empty());
 }
 
-/// The KIS046 fixture (Ray 1.12.0 parsing cgroup v2's `max`, ray-project/ray#23951: a Ray known
-/// issue whose range is one release), with `ray --version`'s line at `version`, or without it.
-fn cgroup_bundle(dir: &Path, version: Option<&str>) {
-    let fixture = common::root().join("tests/fixtures/rules/KIS046/fires");
-    let text = std::fs::read_to_string(fixture.join("colab-output.txt")).unwrap();
-    std::fs::write(dir.join("colab-output.txt"), text).unwrap();
-    if let Some(v) = version {
-        std::fs::write(dir.join("ray-version.txt"), format!("ray, version {v}\n")).unwrap();
+/// The known issues from KubeRay's tracker (KIS025–KIS044): each `fires` fixture states the
+/// operator's version in `operator-describe.txt`; the table gives that version, one outside the
+/// issue's range (the release that fixed it, or one before it began), and the issue's number.
+const KUBERAY_TRACKER: &[(&str, u64, &str, &[&str])] = &[
+    ("KIS025", 2125, "v1.1.1", &["v1.2.0", "v0.6.0"]),
+    ("KIS026", 2210, "v1.1.1", &["v1.2.2", "v0.5.0"]),
+    ("KIS027", 688, "v0.3.0", &["v0.4.0"]),
+    ("KIS028", 1212, "v0.5.0", &["v0.6.0", "v0.2.0"]),
+    ("KIS029", 922, "v0.4.0", &["v1.1.0"]),
+    ("KIS030", 1706, "v1.0.0", &["v1.1.0", "v0.5.0"]),
+    ("KIS031", 2428, "v1.2.2", &["v1.3.0", "v1.2.1"]),
+    ("KIS032", 538, "v0.3.0", &["v0.4.0", "v0.2.0"]),
+    ("KIS033", 1414, "v0.6.0", &["v1.0.0", "v0.5.0"]),
+    ("KIS034", 856, "v0.4.0", &["v0.5.0"]),
+    ("KIS035", 2151, "v1.1.0", &["v1.2.0", "v0.3.0"]),
+];
+
+/// `code`'s fires fixture, copied to `dir` with the operator's tag `stated` replaced by `tag`,
+/// or without the operator's describe when `tag` is `None`.
+fn kuberay_fixture(dir: &Path, code: &str, stated: &str, tag: Option<&str>) {
+    let fixture = common::root()
+        .join("tests/fixtures/rules")
+        .join(code)
+        .join("fires");
+    for entry in std::fs::read_dir(&fixture).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        match (name.as_str(), tag) {
+            ("operator-describe.txt", None) => {}
+            ("operator-describe.txt", Some(tag)) => {
+                assert!(text.contains(stated), "{code}: {name} states {stated}");
+                std::fs::write(dir.join(&name), text.replace(stated, tag)).unwrap();
+            }
+            _ => std::fs::write(dir.join(&name), text).unwrap(),
+        }
     }
 }
 
@@ -146,6 +174,45 @@ fn carrying<'a>(report: &'a Value, code: &str) -> Option<&'a Value> {
         .unwrap()
         .iter()
         .find(|c| c["codes"].as_array().unwrap().iter().any(|k| k == code))
+}
+
+#[test]
+fn kuberay_tracker_known_issues_follow_the_stated_version() {
+    for &(code, number, stated, outside) in KUBERAY_TRACKER {
+        let dir = common::scratch("known", &format!("{code}-in"));
+        kuberay_fixture(&dir, code, stated, Some(stated));
+        let report = analyze(&dir);
+        let cause = carrying(&report, code).unwrap_or_else(|| panic!("{code} fires: {report:#}"));
+        assert_eq!(cause["known_issue"]["number"], number, "{code}");
+        assert_eq!(cause["known_issue"]["claim"], "in_range", "{code}");
+
+        for tag in outside {
+            let dir = common::scratch("known", &format!("{code}-out-{tag}"));
+            kuberay_fixture(&dir, code, stated, Some(tag));
+            let report = analyze(&dir);
+            assert!(
+                carrying(&report, code).is_none(),
+                "{code} is claimed with KubeRay {tag}: {report:#}"
+            );
+        }
+
+        let dir = common::scratch("known", &format!("{code}-unknown"));
+        kuberay_fixture(&dir, code, stated, None);
+        let report = analyze(&dir);
+        let cause = carrying(&report, code).unwrap_or_else(|| panic!("{code} offered: {report:#}"));
+        assert_eq!(cause["known_issue"]["claim"], "version_unknown", "{code}");
+    }
+}
+
+/// The KIS046 fixture (Ray 1.12.0 parsing cgroup v2's `max`, ray-project/ray#23951: a Ray known
+/// issue whose range is one release), with `ray --version`'s line at `version`, or without it.
+fn cgroup_bundle(dir: &Path, version: Option<&str>) {
+    let fixture = common::root().join("tests/fixtures/rules/KIS046/fires");
+    let text = std::fs::read_to_string(fixture.join("colab-output.txt")).unwrap();
+    std::fs::write(dir.join("colab-output.txt"), text).unwrap();
+    if let Some(v) = version {
+        std::fs::write(dir.join("ray-version.txt"), format!("ray, version {v}\n")).unwrap();
+    }
 }
 
 /// A Ray known issue follows the Ray version the bundle states: claimed on the one release it

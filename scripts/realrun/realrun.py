@@ -479,7 +479,7 @@ EXPORT = {"RAY_enable_export_api_write": "1"}
     "whose task raises, whose other task's worker exits with `os._exit(3)`, whose actor `Cache` "
     "is killed with SIGKILL, and whose actor `FeatureStore` raises in its constructor; the "
     "driver fails on FeatureStore's death and the job ends FAILED.",
-    ["rayjob_entrypoint_failed"],
+    ["actor_constructor_error", "rayjob_entrypoint_failed"],
     ["feature table 'users_v2' not found"],
     env=EXPORT,
 )

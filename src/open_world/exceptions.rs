@@ -582,39 +582,9 @@ fn fault_frame(line: &str) -> Option<Frame> {
 /// A line at column 0 that names an exception: `ValueError: x`, `ray.exceptions.RayTaskError(KeyError): x`,
 /// `KeyboardInterrupt`, `requests.exceptions.ConnectionError: x`.
 fn exception_line(line: &str) -> Option<(String, String)> {
-    if line.starts_with(' ') || line.starts_with('\t') {
-        return None;
-    }
-    let (head, message) = match line.find(": ") {
-        Some(i) => (&line[..i], line[i + 2..].trim()),
-        None => (line.trim_end_matches(':').trim(), ""),
-    };
-    let name_end = head.find('(').unwrap_or(head.len());
-    let name = &head[..name_end];
-    let valid = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
-        && name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
-    let last = name.rsplit('.').next().unwrap_or(name);
-    let looks = last.ends_with("Error")
-        || last.ends_with("Exception")
-        || last.ends_with("Exit")
-        || last.ends_with("Interrupt")
-        || last.ends_with("Failure")
-        || last.ends_with("Timeout")
-        || last.ends_with("Died")
-        || last == "AssertionError";
-    (valid && looks).then(|| {
-        let kind = match head.find('(') {
-            Some(_) => head.rsplit('.').next().unwrap_or(head).to_string(),
-            None => last.to_string(),
-        };
-        (kind, message.to_string())
-    })
+    crate::parse::python_exception::raised(line)
+        .filter(|r| !r.is_warning())
+        .map(|r| (r.kind(), r.text.to_string()))
 }
 
 fn go_panic(text: &str) -> Option<Failure> {

@@ -231,12 +231,7 @@ fn short_class(name: &str) -> &str {
 /// traceback chains others after it.
 pub(crate) fn exception_line(traceback: &str) -> Option<&str> {
     traceback.lines().map(str::trim_end).find(|l| {
-        let Some((name, _)) = l.split_once(": ") else {
-            return false;
-        };
-        !l.starts_with(' ')
-            && !name.contains(' ')
-            && (name.ends_with("Error") || name.ends_with("Exception") || name.ends_with("Exit"))
+        super::python_exception::raised(l).is_some_and(|r| !r.is_warning() && !r.text.is_empty())
     })
 }
 

@@ -18,6 +18,7 @@ pub mod kube_table;
 pub mod lines;
 pub mod operator;
 pub mod primitives;
+pub mod python_exception;
 pub mod ray_cpp;
 pub mod ray_event;
 pub mod ray_one_event;

@@ -267,23 +267,9 @@ fn known_line(line: &str) -> Option<Event> {
 }
 
 /// `ValueError: bad`, `ray.exceptions.RayTaskError(ValueError): ray::f() …`,
-/// `KeyboardInterrupt`: a dotted name ending in a Python exception suffix, then `:`, `(` or
-/// the end of the line. The scan stops at the first byte a name cannot hold, so an ordinary
-/// line costs a few bytes.
+/// `KeyboardInterrupt`, `FutureWarning: …` ([`super::python_exception`]).
 fn is_exception_line(line: &str) -> bool {
-    let end = line
-        .bytes()
-        .position(|b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'.'))
-        .unwrap_or(line.len());
-    if !matches!(line.as_bytes().get(end), None | Some(b':' | b'(')) {
-        return false;
-    }
-    let name = line.get(..end).unwrap_or_default();
-    let last = name.rsplit('.').next().unwrap_or(name);
-    last.as_bytes().first().is_some_and(u8::is_ascii_uppercase)
-        && ["Error", "Exception", "Interrupt", "Exit", "Warning"]
-            .iter()
-            .any(|suffix| last.ends_with(suffix))
+    super::python_exception::raised(line).is_some()
 }
 
 /// Ray's log dedup: `… [repeated 99x across cluster]` (the first time followed by a hint in

@@ -171,6 +171,15 @@ pub const CATALOGUE: &[(&str, &str)] = &[
         "log_monitor_crash",
         "Ray's log monitor died: worker output stops reaching the driver and the job logs",
     ),
+    (
+        "actor_constructor_error",
+        "a Ray actor's constructor raised, so the actor never started and every call to it fails",
+    ),
+    // Known issues from KubeRay's tracker that no general rule names
+    (
+        "head_service_not_found",
+        "the operator cannot find the RayCluster's head service, so the cluster's status is never computed",
+    ),
     // Known issues of Ray releases found in Ray's tracker (patterns/known/KIS045 and later).
     (
         "ray_start_failure",
