@@ -248,3 +248,66 @@ fn a_ray_known_issue_follows_the_stated_ray_version() {
         "{unknown:#}"
     );
 }
+
+/// The known issues from Ray's tracker (KIS045–KIS052): each `fires` fixture states the Ray
+/// version in `ray-version.txt` (`ray, version X`); the table gives that version, versions
+/// outside the issue's range (the release that fixed it, or one before it began), and the
+/// issue's number.
+const RAY_TRACKER: &[(&str, u64, &str, &[&str])] = &[
+    ("KIS045", 56747, "2.51.1", &["2.53.0"]),
+    ("KIS046", 23951, "1.12.0", &["1.12.1", "1.11.0"]),
+    ("KIS047", 38257, "2.9.3", &["2.10.0", "1.11.0"]),
+    ("KIS048", 34196, "2.2.0", &["2.10.0"]),
+    ("KIS049", 47711, "2.35.0", &["2.41.0", "2.2.0"]),
+    ("KIS050", 64710, "2.56.0", &["2.56.1", "2.43.0"]),
+    ("KIS051", 48513, "2.39.0", &["2.40.0", "1.11.0"]),
+    ("KIS052", 30929, "2.2.0", &["2.3.0"]),
+];
+
+/// `code`'s fires fixture, copied to `dir` with its `ray-version.txt` stating `version`, or
+/// without that file when `version` is `None`.
+fn ray_fixture(dir: &Path, code: &str, stated: &str, version: Option<&str>) {
+    let fixture = common::root().join(format!("tests/fixtures/rules/{code}/fires"));
+    for entry in std::fs::read_dir(&fixture).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        match (name.as_str(), version) {
+            ("ray-version.txt", None) => {}
+            ("ray-version.txt", Some(v)) => {
+                assert_eq!(text.trim(), format!("ray, version {stated}"), "{code}");
+                std::fs::write(dir.join(&name), format!("ray, version {v}\n")).unwrap();
+            }
+            _ => std::fs::write(dir.join(&name), text).unwrap(),
+        }
+    }
+}
+
+#[test]
+fn ray_tracker_known_issues_follow_the_stated_version() {
+    for &(code, number, stated, outside) in RAY_TRACKER {
+        let dir = common::scratch("known", &format!("{code}-in"));
+        ray_fixture(&dir, code, stated, Some(stated));
+        let report = analyze(&dir);
+        let cause = carrying(&report, code).unwrap_or_else(|| panic!("{code} fires: {report:#}"));
+        assert_eq!(cause["known_issue"]["tracker"], "ray-project/ray", "{code}");
+        assert_eq!(cause["known_issue"]["number"], number, "{code}");
+        assert_eq!(cause["known_issue"]["claim"], "in_range", "{code}");
+
+        for v in outside {
+            let dir = common::scratch("known", &format!("{code}-out-{v}"));
+            ray_fixture(&dir, code, stated, Some(v));
+            let report = analyze(&dir);
+            assert!(
+                carrying(&report, code).is_none(),
+                "{code} is claimed with Ray {v}: {report:#}"
+            );
+        }
+
+        let dir = common::scratch("known", &format!("{code}-unknown"));
+        ray_fixture(&dir, code, stated, None);
+        let report = analyze(&dir);
+        let cause = carrying(&report, code).unwrap_or_else(|| panic!("{code} offered: {report:#}"));
+        assert_eq!(cause["known_issue"]["claim"], "version_unknown", "{code}");
+    }
+}
