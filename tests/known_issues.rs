@@ -203,3 +203,111 @@ fn kuberay_tracker_known_issues_follow_the_stated_version() {
         assert_eq!(cause["known_issue"]["claim"], "version_unknown", "{code}");
     }
 }
+
+/// The KIS046 fixture (Ray 1.12.0 parsing cgroup v2's `max`, ray-project/ray#23951: a Ray known
+/// issue whose range is one release), with `ray --version`'s line at `version`, or without it.
+fn cgroup_bundle(dir: &Path, version: Option<&str>) {
+    let fixture = common::root().join("tests/fixtures/rules/KIS046/fires");
+    let text = std::fs::read_to_string(fixture.join("colab-output.txt")).unwrap();
+    std::fs::write(dir.join("colab-output.txt"), text).unwrap();
+    if let Some(v) = version {
+        std::fs::write(dir.join("ray-version.txt"), format!("ray, version {v}\n")).unwrap();
+    }
+}
+
+/// A Ray known issue follows the Ray version the bundle states: claimed on the one release it
+/// affects, not claimed on the release that fixed it, offered when no version is stated.
+#[test]
+fn a_ray_known_issue_follows_the_stated_ray_version() {
+    let (affected, fixed, unknown) = (
+        common::scratch("known", "ray-affected"),
+        common::scratch("known", "ray-fixed"),
+        common::scratch("known", "ray-unknown"),
+    );
+    cgroup_bundle(&affected, Some("1.12.0"));
+    cgroup_bundle(&fixed, Some("1.12.1"));
+    cgroup_bundle(&unknown, None);
+    let (affected, fixed, unknown) = (analyze(&affected), analyze(&fixed), analyze(&unknown));
+    let cause = carrying(&affected, "KIS046").expect("KIS046 is claimed on 1.12.0");
+    assert_eq!(
+        cause["known_issue"],
+        serde_json::json!({
+            "tracker": "ray-project/ray",
+            "number": 23951,
+            "fixed_in": "Ray 1.12.1",
+            "affects": "Ray >=1.12.0, <1.12.1",
+            "claim": "in_range",
+        })
+    );
+    assert_eq!(cause["id"], "ray_start_failure");
+    assert!(carrying(&fixed, "KIS046").is_none(), "{fixed:#}");
+    let offered = carrying(&unknown, "KIS046").expect("KIS046 is offered");
+    assert_eq!(offered["known_issue"]["claim"], "version_unknown");
+    assert!(
+        offered["confidence"].as_f64().unwrap() < cause["confidence"].as_f64().unwrap(),
+        "{unknown:#}"
+    );
+}
+
+/// The known issues from Ray's tracker (KIS045–KIS052): each `fires` fixture states the Ray
+/// version in `ray-version.txt` (`ray, version X`); the table gives that version, versions
+/// outside the issue's range (the release that fixed it, or one before it began), and the
+/// issue's number.
+const RAY_TRACKER: &[(&str, u64, &str, &[&str])] = &[
+    ("KIS045", 56747, "2.51.1", &["2.53.0"]),
+    ("KIS046", 23951, "1.12.0", &["1.12.1", "1.11.0"]),
+    ("KIS047", 38257, "2.9.3", &["2.10.0", "1.11.0"]),
+    ("KIS048", 34196, "2.2.0", &["2.10.0"]),
+    ("KIS049", 47711, "2.35.0", &["2.41.0", "2.2.0"]),
+    ("KIS050", 64710, "2.56.0", &["2.56.1", "2.43.0"]),
+    ("KIS051", 48513, "2.39.0", &["2.40.0", "1.11.0"]),
+    ("KIS052", 30929, "2.2.0", &["2.3.0"]),
+];
+
+/// `code`'s fires fixture, copied to `dir` with its `ray-version.txt` stating `version`, or
+/// without that file when `version` is `None`.
+fn ray_fixture(dir: &Path, code: &str, stated: &str, version: Option<&str>) {
+    let fixture = common::root().join(format!("tests/fixtures/rules/{code}/fires"));
+    for entry in std::fs::read_dir(&fixture).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        match (name.as_str(), version) {
+            ("ray-version.txt", None) => {}
+            ("ray-version.txt", Some(v)) => {
+                assert_eq!(text.trim(), format!("ray, version {stated}"), "{code}");
+                std::fs::write(dir.join(&name), format!("ray, version {v}\n")).unwrap();
+            }
+            _ => std::fs::write(dir.join(&name), text).unwrap(),
+        }
+    }
+}
+
+#[test]
+fn ray_tracker_known_issues_follow_the_stated_version() {
+    for &(code, number, stated, outside) in RAY_TRACKER {
+        let dir = common::scratch("known", &format!("{code}-in"));
+        ray_fixture(&dir, code, stated, Some(stated));
+        let report = analyze(&dir);
+        let cause = carrying(&report, code).unwrap_or_else(|| panic!("{code} fires: {report:#}"));
+        assert_eq!(cause["known_issue"]["tracker"], "ray-project/ray", "{code}");
+        assert_eq!(cause["known_issue"]["number"], number, "{code}");
+        assert_eq!(cause["known_issue"]["claim"], "in_range", "{code}");
+
+        for v in outside {
+            let dir = common::scratch("known", &format!("{code}-out-{v}"));
+            ray_fixture(&dir, code, stated, Some(v));
+            let report = analyze(&dir);
+            assert!(
+                carrying(&report, code).is_none(),
+                "{code} is claimed with Ray {v}: {report:#}"
+            );
+        }
+
+        let dir = common::scratch("known", &format!("{code}-unknown"));
+        ray_fixture(&dir, code, stated, None);
+        let report = analyze(&dir);
+        let cause = carrying(&report, code).unwrap_or_else(|| panic!("{code} offered: {report:#}"));
+        assert_eq!(cause["known_issue"]["claim"], "version_unknown", "{code}");
+    }
+}

@@ -180,6 +180,11 @@ pub const CATALOGUE: &[(&str, &str)] = &[
         "head_service_not_found",
         "the operator cannot find the RayCluster's head service, so the cluster's status is never computed",
     ),
+    // Known issues of Ray releases found in Ray's tracker (patterns/known/KIS045 and later).
+    (
+        "ray_start_failure",
+        "Ray itself fails while a node starts (`ray start`, `ray.init()`): a bug of the Ray release, not of the workload",
+    ),
     // Open world: what no rule names (`src/open_world/`); they rank below every other id.
     (
         "object_unhealthy",
