@@ -448,6 +448,13 @@ fn state_changes(events: &[Event], claimed: &BTreeSet<usize>) -> Vec<i64> {
     changes
 }
 
+/// The catalogue's message a template (or warning) matched, when it matched one.
+fn catalogued(u: &Unrecognised) -> Option<&'static crate::messages::Message> {
+    u.message
+        .as_ref()
+        .and_then(|n| crate::messages::Catalogue::builtin().get(&n.id))
+}
+
 /// Templates whose catalogue message decides a catalogue cause, under that cause when it can
 /// take a finding. Returns the positions of the templates it took.
 fn report_known_causes(
@@ -457,11 +464,7 @@ fn report_known_causes(
 ) -> BTreeSet<usize> {
     let mut taken = BTreeSet::new();
     for (at, (u, idxs)) in unrecognised.iter().enumerate() {
-        let Some(message) = u
-            .message
-            .as_ref()
-            .and_then(|n| crate::messages::Catalogue::builtin().get(&n.id))
-        else {
+        let Some(message) = catalogued(u) else {
             continue;
         };
         let Some(id) = known::cause_of(message).filter(|id| !u.known_noise && out.can_map(id))
@@ -518,10 +521,7 @@ fn report_unrecognised(
     let listed: Vec<String> = reported
         .iter()
         .map(|(u, _)| {
-            let gloss = u
-                .message
-                .as_ref()
-                .and_then(|n| crate::messages::Catalogue::builtin().get(&n.id))
+            let gloss = catalogued(u)
                 .map(|m| format!(" \u{2014} {}", known::gloss(m)))
                 .unwrap_or_default();
             format!("\u{201c}{}\u{201d}{}{gloss}", u.template, times(u.count))
@@ -646,11 +646,7 @@ fn report_warned_causes(
     warned: &[(Unrecognised, Vec<usize>)],
 ) {
     for (u, idxs) in warned {
-        let Some(message) = u
-            .message
-            .as_ref()
-            .and_then(|n| crate::messages::Catalogue::builtin().get(&n.id))
-        else {
+        let Some(message) = catalogued(u) else {
             continue;
         };
         let Some(id) = known::cause_of(message) else {
