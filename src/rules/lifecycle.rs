@@ -305,6 +305,9 @@ struct SideLine {
     condition: Option<String>,
     /// The least level of the record (`warning`).
     min_level: Option<String>,
+    /// A line a healthy object writes on every reconcile: the sieve does not keep it.
+    #[serde(default)]
+    every_reconcile: bool,
 }
 
 #[derive(Deserialize)]
@@ -344,6 +347,8 @@ pub struct Side {
     /// `(type, status)` of a status condition.
     pub condition: Option<(String, String)>,
     pub min_level: Option<crate::event::Level>,
+    /// Written on every reconcile of a healthy object: too many lines for the sieve to keep.
+    pub every_reconcile: bool,
 }
 
 impl Side {
@@ -370,6 +375,7 @@ impl Side {
                 Some(l) => Some(crate::event::Level::parse(l)?),
                 None => None,
             },
+            every_reconcile: s.every_reconcile,
         })
     }
 

@@ -301,6 +301,7 @@ impl Sieve {
         for side in crate::rules::lifecycle::object_recoveries()
             .iter()
             .flat_map(|r| r.fails.iter().chain(&r.recovers))
+            .filter(|s| !s.every_reconcile)
             .filter(|s| s.text.is_some() || !s.fields.is_empty() || s.condition.is_some())
         {
             let kinds: Vec<SourceKind> = if side.sources.is_empty() {
