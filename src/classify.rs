@@ -46,6 +46,10 @@ static ZAP_CONSOLE: LazyLock<Regex> = LazyLock::new(|| {
 });
 static KLOG: LazyLock<Regex> =
     LazyLock::new(|| re(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6}\s+\d+ [\w.-]+:\d+\] "));
+/// glog as Ray's C++ processes wrote it before Ray's own format (1.0 and older): the pid
+/// and the thread id before `file:line]`.
+static RAY_GLOG: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6}\s+\d+\s+\d+ [\w.-]+:\d+\] "));
 static RAY_PY: LazyLock<Regex> = LazyLock::new(|| {
     re(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\s+(DEBUG|INFO|WARNING|ERROR|CRITICAL|SUCC)\s")
 });
@@ -247,9 +251,13 @@ fn json_array_start(t: &str) -> bool {
     }
 }
 
-/// Per-line votes: 0 operator, 1 Ray Python, 2 Ray C++, 3 Serve, 4 wait-gcs, 5 worker markers,
+/// Per-line votes: 0 operator, 1 Ray Python, 2 Ray C++, 3 Serve, 4 wait-gcs, 5 worker markers
+/// and a Ray process's log line a driver streamed (`(pid=raylet) F0904 …`, `(raylet) […`),
 /// 6 `ray start` output, 7 Ray events, 8 Ray export events.
 fn line_family(text: &str) -> Option<usize> {
+    if let Some(rest) = crate::parse::worker::streamed_rest(text) {
+        return line_family(rest).map(|_| 5);
+    }
     if crate::parse::export_event::is_export_line(text)
         || crate::parse::ray_one_event::is_one_event_line(text)
     {
@@ -281,7 +289,7 @@ fn line_family(text: &str) -> Option<usize> {
     if ZAP_CONSOLE.is_match(text) || KLOG.is_match(text) {
         return Some(0);
     }
-    if RAY_CPP.is_match(text) {
+    if RAY_CPP.is_match(text) || RAY_GLOG.is_match(text) {
         return Some(2);
     }
     if SERVE_TEXT.is_match(text) {
@@ -514,6 +522,30 @@ mod tests {
             "",
             "unknown",
         );
+    }
+
+    #[test]
+    fn ray_lines_a_driver_streamed_make_driver_output() {
+        // ray-project/ray#10585: the raylet's glog lines (pid and thread id) behind the
+        // driver's `(pid=raylet) ` prefix.
+        check(
+            "driver-output.txt",
+            "(pid=raylet) F0904 14:25:50.808766  6518 319638976 worker_pool.cc:364] Failed to start worker with return value\n system:24: Too many open files\n",
+            "worker",
+        );
+        check(
+            "out.txt",
+            "(raylet, ip=10.0.0.1) [2022-07-06 16:44:34,189 E 75507 28664986] (raylet) worker_pool.cc:502: x\n",
+            "worker",
+        );
+        // The same glog line without a prefix is Ray's C++ output; ordinary output in
+        // parentheses is nobody's.
+        check(
+            "raylet.err",
+            "F0904 14:25:50.808766  6518 319638976 worker_pool.cc:364] Failed to start worker\n",
+            "raylet",
+        );
+        check("notes.txt", "(see above) nothing to report\n", "unknown");
     }
 
     #[test]

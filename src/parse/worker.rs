@@ -307,6 +307,12 @@ impl Prefix<'_> {
     }
 }
 
+/// What follows a driver's streaming prefix (`(pid=raylet) `, `(raylet, ip=…) `,
+/// `(MyActor pid=1) `) on a line that has one: the line as the Ray process wrote it.
+pub fn streamed_rest(line: &str) -> Option<&str> {
+    stream_prefix(line).map(|(_, rest)| rest)
+}
+
 /// The driver's streaming prefix: `(ServeReplica:default:Hello pid=4347, ip=10.0.0.1) `,
 /// `(pid=runtime_env, ip=…) `, `(raylet) `, `(raylet, ip=…) `. Without a pid the name must
 /// be a Ray process, so that ordinary output in parentheses is not taken for one.
