@@ -13,6 +13,9 @@ pub struct Failure {
     pub kind: String,
     /// Its message (one line), empty when cut off.
     pub message: String,
+    /// The message's further lines, joined by spaces: Python prints an exception message
+    /// that holds line breaks as it is, below the exception line (empty when there are none).
+    pub more: String,
     /// The innermost frame outside Ray and the runtime (`app.py:42 in __init__`).
     pub frame: Option<String>,
     /// The record ends before the exception line.
@@ -115,6 +118,7 @@ pub fn failures(
                             frame: None,
                             cut_off: true,
                             ray_parts: Vec::new(),
+                            more: String::new(),
                         },
                     ));
                     open.insert(ev.file, (out.len() - 1, ev.line));
@@ -153,6 +157,7 @@ pub fn failures(
                         frame: None,
                         cut_off: false,
                         ray_parts: Vec::new(),
+                        more: String::new(),
                     },
                 ));
             }
@@ -340,6 +345,7 @@ fn python(after: &str) -> Failure {
     let mut ray_frame = None;
     let mut ray_parts: Vec<String> = Vec::new();
     let mut last_exception: Option<(String, String)> = None;
+    let mut more: Vec<&str> = Vec::new();
     let mut ended_in_frame = true;
     for (i, line) in lines.iter().enumerate() {
         let trimmed = line.trim_start();
@@ -368,11 +374,17 @@ fn python(after: &str) -> Failure {
         }
         if let Some(exc) = exception_line(line) {
             last_exception = Some(exc);
+            more.clear();
             ended_in_frame = false;
             continue;
         }
         // Source lines under a frame, carets, and the chained-exception prose.
         if line.starts_with(' ') || line.starts_with('\t') {
+            continue;
+        }
+        // An unindented line after the exception line goes on with its message.
+        if last_exception.is_some() && !ended_in_frame {
+            more.push(line.trim());
             continue;
         }
         if i + 1 == lines.len() && last_exception.is_none() {
@@ -386,6 +398,7 @@ fn python(after: &str) -> Failure {
             shape: Shape::PythonTraceback,
             kind,
             message,
+            more: more.join(" "),
             frame,
             cut_off: false,
             ray_parts,
@@ -394,6 +407,7 @@ fn python(after: &str) -> Failure {
             shape: Shape::PythonTraceback,
             kind: "Python traceback".to_string(),
             message: String::new(),
+            more: String::new(),
             frame,
             cut_off: ended_in_frame,
             ray_parts,
@@ -556,6 +570,7 @@ fn faulthandler(text: &str) -> Option<Failure> {
         shape: Shape::PythonFatal,
         kind: kind.to_string(),
         message: message.to_string(),
+        more: String::new(),
         frame,
         cut_off: false,
         ray_parts,
@@ -618,6 +633,7 @@ fn go_panic(text: &str) -> Option<Failure> {
         frame,
         cut_off: false,
         ray_parts: Vec::new(),
+        more: String::new(),
     })
 }
 
@@ -639,6 +655,7 @@ fn cpp_fatal(text: &str) -> Option<Failure> {
                 frame: cpp_location(line),
                 cut_off: false,
                 ray_parts: Vec::new(),
+                more: String::new(),
             });
         }
         if let Some(i) = line.find("*** SIG") {
@@ -655,6 +672,7 @@ fn cpp_fatal(text: &str) -> Option<Failure> {
                 frame: pc_symbol(text),
                 cut_off: false,
                 ray_parts: Vec::new(),
+                more: String::new(),
             });
         }
     }
@@ -703,6 +721,27 @@ FileNotFoundError: [Errno 2] No such file or directory: '/models/weights.pt'"#;
             Some("torch/serialization.py:791 in load")
         );
         assert!(!f.cut_off);
+    }
+
+    /// ray-project/ray#49613: an exception message with a line break goes on below the
+    /// exception line; the message keeps its first line, `more` the rest.
+    #[test]
+    fn an_exception_message_goes_on_below_its_line() {
+        let text = "Traceback (most recent call last):\n  ...\nValueError: Autoscaler failed to detect `CPU` resources for group head-group.\nSet the `--num-cpus` rayStartParam and/or the CPU resource limit for the Ray container.";
+        let f = failure(text).unwrap();
+        assert_eq!(f.kind, "ValueError");
+        assert_eq!(
+            f.message,
+            "Autoscaler failed to detect `CPU` resources for group head-group."
+        );
+        assert_eq!(
+            f.more,
+            "Set the `--num-cpus` rayStartParam and/or the CPU resource limit for the Ray container."
+        );
+        // A chained exception starts over.
+        let f = failure("Traceback (most recent call last):\n  File \"a.py\", line 1, in f\nKeyError: 'x'\nmore of it\n\nDuring handling of the above exception, another exception occurred:\n\nTraceback (most recent call last):\n  File \"b.py\", line 2, in g\nValueError: bad").unwrap();
+        assert_eq!(f.kind, "ValueError");
+        assert_eq!(f.more, "");
     }
 
     /// The same traceback written on Windows: frames read like their Linux forms.

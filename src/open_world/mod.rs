@@ -277,8 +277,13 @@ fn report_failures(out: &mut Builder, events: &[Event], failures: Failures) {
     for ((component, _), (f, idxs)) in failures {
         let first = &events[idxs[0]];
         let message = failure_message(&f, first.kind);
-        let id =
-            exception_catalogue_id(&f, first.kind).or_else(|| message.and_then(known::cause_of));
+        // What the exception's kind says, then what the catalogue judged its message to
+        // mean, then the component's usual cause: a judged message is more precise than the
+        // component it came from (an autoscaler that cannot read a group's CPUs is a spec
+        // without them, not an autoscaler bug).
+        let id = exception_kind_id(&f)
+            .or_else(|| message.and_then(known::cause_of))
+            .or_else(|| component_catalogue_id(&f, first.kind));
         match id {
             Some(id) if out.can_map(id) => {
                 let summary = format!(
@@ -799,7 +804,13 @@ fn failure_message(
     if f.cut_off {
         return None;
     }
-    known::lookup(&format!("{}: {}", f.kind, f.message), kind)
+    let line = format!("{}: {}", f.kind, f.message);
+    if !f.more.is_empty() {
+        if let Some(m) = known::lookup(&format!("{line} {}", f.more), kind) {
+            return Some(m);
+        }
+    }
+    known::lookup(&line, kind)
 }
 
 /// A record's first line.
@@ -927,8 +938,9 @@ fn object_catalogue_id(p: &objects::Problem, events: &[Event]) -> Option<&'stati
     Some(id)
 }
 
-/// The catalogue id a component failure decides, when one does.
-fn exception_catalogue_id(f: &exceptions::Failure, kind: SourceKind) -> Option<&'static str> {
+/// The catalogue id a component failure's exception decides by its kind or words, when one
+/// does.
+fn exception_kind_id(f: &exceptions::Failure) -> Option<&'static str> {
     let all = format!("{} {}", f.kind, f.message);
     if f.kind == "ModuleNotFoundError" || all.contains("No module named") {
         return Some("missing_dependency");
@@ -945,6 +957,11 @@ fn exception_catalogue_id(f: &exceptions::Failure, kind: SourceKind) -> Option<&
     if f.kind.contains("OutOfMemoryError") {
         return Some("oom_killed");
     }
+    None
+}
+
+/// The catalogue id a failure decides by the component that raised it, when one does.
+fn component_catalogue_id(f: &exceptions::Failure, kind: SourceKind) -> Option<&'static str> {
     // The Ray autoscaler (its sidecar, `monitor.py`, or the legacy operator's monitor).
     if kind == SourceKind::Autoscaler
         || f.ray_parts

@@ -292,13 +292,19 @@ pub struct Sample {
     pub matches: bool,
 }
 
-/// The strongest rule of catalogue id `id` above `info` (highest severity, then the lowest
-/// code): the one whose title, remediation and doc speak for the id.
+/// The strongest rule of catalogue id `id` above `info` (a general rule before a known issue
+/// of some releases, then the highest severity, then the lowest code): the one whose title,
+/// remediation and doc speak for the id.
 pub fn strongest_of<'r>(rules: &'r [Rule], id: &str) -> Option<&'r Rule> {
     rules
         .iter()
         .filter(|r| r.id == id && r.severity > Severity::Info)
-        .max_by(|a, b| a.severity.cmp(&b.severity).then(b.code.cmp(&a.code)))
+        .max_by(|a, b| {
+            (a.known_issue.is_none())
+                .cmp(&b.known_issue.is_none())
+                .then(a.severity.cmp(&b.severity))
+                .then(b.code.cmp(&a.code))
+        })
 }
 
 /// One rule: what it reports, how it documents itself, and how it decides.
