@@ -277,13 +277,11 @@ fn report_failures(out: &mut Builder, events: &[Event], failures: Failures) {
     for ((component, _), (f, idxs)) in failures {
         let first = &events[idxs[0]];
         let message = failure_message(&f, first.kind);
-        // What the exception's kind says, then what the catalogue judged its message to
-        // mean, then the component's usual cause: a judged message is more precise than the
-        // component it came from (an autoscaler that cannot read a group's CPUs is a spec
-        // without them, not an autoscaler bug).
+        // What the exception's kind says, then the component's usual cause, then what the
+        // catalogue judged its message to mean.
         let id = exception_kind_id(&f)
-            .or_else(|| message.and_then(known::cause_of))
-            .or_else(|| component_catalogue_id(&f, first.kind));
+            .or_else(|| component_catalogue_id(&f, first.kind))
+            .or_else(|| message.and_then(known::cause_of));
         match id {
             Some(id) if out.can_map(id) => {
                 let summary = format!(
