@@ -271,6 +271,7 @@ const RAY_TRACKER: &[(&str, u64, &str, &[&str])] = &[
     ("KIS073", 60566, "2.54.1", &["2.55.0", "2.9.3"]),
     ("KIS074", 49613, "2.40.0", &["2.41.0", "1.11.0"]),
     ("KIS075", 26064, "1.13.0", &["2.0.0", "1.11.0"]),
+    ("KIS076", 34172, "2.3.1", &["2.4.0", "1.13.0"]),
 ];
 
 /// `code`'s fires fixture, copied to `dir` with its `ray-version.txt` stating `version`, or
