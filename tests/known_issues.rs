@@ -249,7 +249,7 @@ fn a_ray_known_issue_follows_the_stated_ray_version() {
     );
 }
 
-/// The known issues from Ray's tracker (KIS045–KIS052): each `fires` fixture states the Ray
+/// The known issues from Ray's tracker (KIS045–KIS052, KIS067–KIS076): each `fires` fixture states the Ray
 /// version in `ray-version.txt` (`ray, version X`); the table gives that version, versions
 /// outside the issue's range (the release that fixed it, or one before it began), and the
 /// issue's number.
@@ -262,6 +262,16 @@ const RAY_TRACKER: &[(&str, u64, &str, &[&str])] = &[
     ("KIS050", 64710, "2.56.0", &["2.56.1", "2.43.0"]),
     ("KIS051", 48513, "2.39.0", &["2.40.0", "1.11.0"]),
     ("KIS052", 30929, "2.2.0", &["2.3.0"]),
+    ("KIS067", 25638, "1.12.1", &["2.0.0"]),
+    ("KIS068", 27160, "1.13.0", &["2.0.0", "1.12.1"]),
+    ("KIS069", 50868, "2.44.1", &["2.45.0", "2.9.3"]),
+    ("KIS070", 59219, "2.52.1", &["2.54.0", "2.9.3"]),
+    ("KIS071", 60412, "2.53.0", &["2.54.0", "2.9.3"]),
+    ("KIS072", 61382, "2.54.1", &["2.55.0", "2.52.1"]),
+    ("KIS073", 60566, "2.54.1", &["2.55.0", "2.9.3"]),
+    ("KIS074", 49613, "2.40.0", &["2.41.0", "1.11.0"]),
+    ("KIS075", 26064, "1.13.0", &["2.0.0", "1.11.0"]),
+    ("KIS076", 34172, "2.3.1", &["2.4.0", "1.13.0"]),
 ];
 
 /// `code`'s fires fixture, copied to `dir` with its `ray-version.txt` stating `version`, or
