@@ -249,7 +249,7 @@ fn a_ray_known_issue_follows_the_stated_ray_version() {
     );
 }
 
-/// The known issues from Ray's tracker (KIS045–KIS052, KIS067–KIS076): each `fires` fixture states the Ray
+/// The known issues from Ray's tracker (KIS045–KIS052, KIS067–KIS076; KIS081 on: Ray's libraries): each `fires` fixture states the Ray
 /// version in `ray-version.txt` (`ray, version X`); the table gives that version, versions
 /// outside the issue's range (the release that fixed it, or one before it began), and the
 /// issue's number.
@@ -272,6 +272,15 @@ const RAY_TRACKER: &[(&str, u64, &str, &[&str])] = &[
     ("KIS074", 49613, "2.40.0", &["2.41.0", "1.11.0"]),
     ("KIS075", 26064, "1.13.0", &["2.0.0", "1.11.0"]),
     ("KIS076", 34172, "2.3.1", &["2.4.0", "1.13.0"]),
+    ("KIS081", 42842, "2.9.1", &["2.10.0", "1.13.0"]),
+    ("KIS082", 40401, "2.7.1", &["2.8.0", "2.6.3"]),
+    ("KIS083", 41139, "2.8.1", &["2.9.0", "1.13.0"]),
+    ("KIS084", 64245, "2.56.1", &["2.57.0", "2.42.1"]),
+    ("KIS085", 37765, "2.6.3", &["2.7.0", "2.5.1"]),
+    ("KIS086", 64006, "2.55.1", &["2.56.0", "2.54.1"]),
+    ("KIS087", 37656, "2.6.1", &["2.6.2", "2.5.1"]),
+    ("KIS088", 21000, "1.10.0", &["1.11.0"]),
+    ("KIS089", 56491, "2.49.2", &["2.50.0", "2.6.3"]),
 ];
 
 /// `code`'s fires fixture, copied to `dir` with its `ray-version.txt` stating `version`, or
