@@ -128,7 +128,7 @@ fn a_real_session_states_its_ray_and_python_versions() {
     assert!(values("kuberay").is_empty());
 }
 
-/// The known issues from KubeRay's tracker (KIS025–KIS044): each `fires` fixture states the
+/// The known issues from KubeRay's tracker (KIS025–KIS044, KIS053–KIS066): each `fires` fixture states the
 /// operator's version in `operator-describe.txt`; the table gives that version, one outside the
 /// issue's range (the release that fixed it, or one before it began), and the issue's number.
 const KUBERAY_TRACKER: &[(&str, u64, &str, &[&str])] = &[
@@ -143,6 +143,8 @@ const KUBERAY_TRACKER: &[(&str, u64, &str, &[&str])] = &[
     ("KIS033", 1414, "v0.6.0", &["v1.0.0", "v0.5.0"]),
     ("KIS034", 856, "v0.4.0", &["v0.5.0"]),
     ("KIS035", 2151, "v1.1.0", &["v1.2.0", "v0.3.0"]),
+    ("KIS053", 3250, "v1.3.2", &["v1.4.0"]),
+    ("KIS054", 1038, "v0.5.0", &["v0.5.2", "v0.2.0"]),
 ];
 
 /// `code`'s fires fixture, copied to `dir` with the operator's tag `stated` replaced by `tag`,
