@@ -147,6 +147,7 @@ const KUBERAY_TRACKER: &[(&str, u64, &str, &[&str])] = &[
     ("KIS054", 1038, "v0.5.0", &["v0.5.2", "v0.2.0"]),
     ("KIS055", 1668, "v1.0.0", &["v1.1.0", "v0.2.0"]),
     ("KIS056", 2268, "v1.1.1", &["v1.2.0", "v0.3.0"]),
+    ("KIS057", 4721, "v1.6.1", &["v1.6.2", "v0.6.0"]),
 ];
 
 /// `code`'s fires fixture, copied to `dir` with the operator's tag `stated` replaced by `tag`,
