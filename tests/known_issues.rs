@@ -128,9 +128,10 @@ fn a_real_session_states_its_ray_and_python_versions() {
     assert!(values("kuberay").is_empty());
 }
 
-/// The known issues from KubeRay's tracker (KIS025–KIS044, KIS053–KIS066): each `fires` fixture states the
-/// operator's version in `operator-describe.txt`; the table gives that version, one outside the
-/// issue's range (the release that fixed it, or one before it began), and the issue's number.
+/// The known issues from KubeRay's tracker (KIS025–KIS044, KIS053–KIS066): each `fires` fixture
+/// states the operator's version in `operator-describe.txt`; the table gives that version, one
+/// outside the issue's range (the release that fixed it, or one before it began), and the
+/// issue's number.
 const KUBERAY_TRACKER: &[(&str, u64, &str, &[&str])] = &[
     ("KIS025", 2125, "v1.1.1", &["v1.2.0", "v0.6.0"]),
     ("KIS026", 2210, "v1.1.1", &["v1.2.2", "v0.5.0"]),
