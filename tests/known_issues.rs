@@ -150,6 +150,7 @@ const KUBERAY_TRACKER: &[(&str, u64, &str, &[&str])] = &[
     ("KIS056", 2268, "v1.1.1", &["v1.2.0", "v0.3.0"]),
     ("KIS057", 4721, "v1.6.1", &["v1.6.2", "v0.6.0"]),
     ("KIS058", 645, "v0.3.0", &["v0.4.0"]),
+    ("KIS059", 4473, "v1.5.2", &["v1.6.0", "v1.4.2"]),
 ];
 
 /// `code`'s fires fixture, copied to `dir` with the operator's tag `stated` replaced by `tag`,
