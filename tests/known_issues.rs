@@ -128,9 +128,10 @@ fn a_real_session_states_its_ray_and_python_versions() {
     assert!(values("kuberay").is_empty());
 }
 
-/// The known issues from KubeRay's tracker (KIS025–KIS044): each `fires` fixture states the
-/// operator's version in `operator-describe.txt`; the table gives that version, one outside the
-/// issue's range (the release that fixed it, or one before it began), and the issue's number.
+/// The known issues from KubeRay's tracker (KIS025–KIS044, KIS053–KIS066): each `fires` fixture
+/// states the operator's version in `operator-describe.txt`; the table gives that version, one
+/// outside the issue's range (the release that fixed it, or one before it began), and the
+/// issue's number.
 const KUBERAY_TRACKER: &[(&str, u64, &str, &[&str])] = &[
     ("KIS025", 2125, "v1.1.1", &["v1.2.0", "v0.6.0"]),
     ("KIS026", 2210, "v1.1.1", &["v1.2.2", "v0.5.0"]),
@@ -143,6 +144,13 @@ const KUBERAY_TRACKER: &[(&str, u64, &str, &[&str])] = &[
     ("KIS033", 1414, "v0.6.0", &["v1.0.0", "v0.5.0"]),
     ("KIS034", 856, "v0.4.0", &["v0.5.0"]),
     ("KIS035", 2151, "v1.1.0", &["v1.2.0", "v0.3.0"]),
+    ("KIS053", 3250, "v1.3.2", &["v1.4.0"]),
+    ("KIS054", 1038, "v0.5.0", &["v0.5.2", "v0.2.0"]),
+    ("KIS055", 1668, "v1.0.0", &["v1.1.0", "v0.2.0"]),
+    ("KIS056", 2268, "v1.1.1", &["v1.2.0", "v0.3.0"]),
+    ("KIS057", 4721, "v1.6.1", &["v1.6.2", "v0.6.0"]),
+    ("KIS058", 645, "v0.3.0", &["v0.4.0"]),
+    ("KIS059", 4473, "v1.5.2", &["v1.6.0", "v1.4.2"]),
 ];
 
 /// `code`'s fires fixture, copied to `dir` with the operator's tag `stated` replaced by `tag`,
