@@ -128,9 +128,10 @@ fn a_real_session_states_its_ray_and_python_versions() {
     assert!(values("kuberay").is_empty());
 }
 
-/// The known issues from KubeRay's tracker (KIS025–KIS044): each `fires` fixture states the
-/// operator's version in `operator-describe.txt`; the table gives that version, one outside the
-/// issue's range (the release that fixed it, or one before it began), and the issue's number.
+/// The known issues from KubeRay's tracker (KIS025–KIS044, KIS053–KIS066): each `fires` fixture
+/// states the operator's version in `operator-describe.txt`; the table gives that version, one
+/// outside the issue's range (the release that fixed it, or one before it began), and the
+/// issue's number.
 const KUBERAY_TRACKER: &[(&str, u64, &str, &[&str])] = &[
     ("KIS025", 2125, "v1.1.1", &["v1.2.0", "v0.6.0"]),
     ("KIS026", 2210, "v1.1.1", &["v1.2.2", "v0.5.0"]),
@@ -143,6 +144,13 @@ const KUBERAY_TRACKER: &[(&str, u64, &str, &[&str])] = &[
     ("KIS033", 1414, "v0.6.0", &["v1.0.0", "v0.5.0"]),
     ("KIS034", 856, "v0.4.0", &["v0.5.0"]),
     ("KIS035", 2151, "v1.1.0", &["v1.2.0", "v0.3.0"]),
+    ("KIS053", 3250, "v1.3.2", &["v1.4.0"]),
+    ("KIS054", 1038, "v0.5.0", &["v0.5.2", "v0.2.0"]),
+    ("KIS055", 1668, "v1.0.0", &["v1.1.0", "v0.2.0"]),
+    ("KIS056", 2268, "v1.1.1", &["v1.2.0", "v0.3.0"]),
+    ("KIS057", 4721, "v1.6.1", &["v1.6.2", "v0.6.0"]),
+    ("KIS058", 645, "v0.3.0", &["v0.4.0"]),
+    ("KIS059", 4473, "v1.5.2", &["v1.6.0", "v1.4.2"]),
 ];
 
 /// `code`'s fires fixture, copied to `dir` with the operator's tag `stated` replaced by `tag`,
@@ -249,7 +257,7 @@ fn a_ray_known_issue_follows_the_stated_ray_version() {
     );
 }
 
-/// The known issues from Ray's tracker (KIS045–KIS052): each `fires` fixture states the Ray
+/// The known issues from Ray's tracker (KIS045–KIS052, KIS067–KIS076; KIS081 on: Ray's libraries): each `fires` fixture states the Ray
 /// version in `ray-version.txt` (`ray, version X`); the table gives that version, versions
 /// outside the issue's range (the release that fixed it, or one before it began), and the
 /// issue's number.
@@ -262,6 +270,25 @@ const RAY_TRACKER: &[(&str, u64, &str, &[&str])] = &[
     ("KIS050", 64710, "2.56.0", &["2.56.1", "2.43.0"]),
     ("KIS051", 48513, "2.39.0", &["2.40.0", "1.11.0"]),
     ("KIS052", 30929, "2.2.0", &["2.3.0"]),
+    ("KIS067", 25638, "1.12.1", &["2.0.0"]),
+    ("KIS068", 27160, "1.13.0", &["2.0.0", "1.12.1"]),
+    ("KIS069", 50868, "2.44.1", &["2.45.0", "2.9.3"]),
+    ("KIS070", 59219, "2.52.1", &["2.54.0", "2.9.3"]),
+    ("KIS071", 60412, "2.53.0", &["2.54.0", "2.9.3"]),
+    ("KIS072", 61382, "2.54.1", &["2.55.0", "2.52.1"]),
+    ("KIS073", 60566, "2.54.1", &["2.55.0", "2.9.3"]),
+    ("KIS074", 49613, "2.40.0", &["2.41.0", "1.11.0"]),
+    ("KIS075", 26064, "1.13.0", &["2.0.0", "1.11.0"]),
+    ("KIS076", 34172, "2.3.1", &["2.4.0", "1.13.0"]),
+    ("KIS081", 42842, "2.9.1", &["2.10.0", "1.13.0"]),
+    ("KIS082", 40401, "2.7.1", &["2.8.0", "2.6.3"]),
+    ("KIS083", 41139, "2.8.1", &["2.9.0", "1.13.0"]),
+    ("KIS084", 64245, "2.56.1", &["2.57.0", "2.42.1"]),
+    ("KIS085", 37765, "2.6.3", &["2.7.0", "2.5.1"]),
+    ("KIS086", 64006, "2.55.1", &["2.56.0", "2.54.1"]),
+    ("KIS087", 37656, "2.6.1", &["2.6.2", "2.5.1"]),
+    ("KIS088", 21000, "1.10.0", &["1.11.0"]),
+    ("KIS089", 56491, "2.49.2", &["2.50.0", "2.6.3"]),
 ];
 
 /// `code`'s fires fixture, copied to `dir` with its `ray-version.txt` stating `version`, or

@@ -185,6 +185,10 @@ pub const CATALOGUE: &[(&str, &str)] = &[
         "ray_start_failure",
         "Ray itself fails while a node starts (`ray start`, `ray.init()`): a bug of the Ray release, not of the workload",
     ),
+    (
+        "ray_job_submission_failure",
+        "Ray's job machinery (the job manager or the job's supervisor actor) fails a submitted job before its entrypoint runs: a bug of the Ray release",
+    ),
     // Open world: what no rule names (`src/open_world/`); they rank below every other id.
     (
         "object_unhealthy",

@@ -450,7 +450,9 @@ impl Sieve {
         let Some((_, kc)) = self.per_kind.iter().find(|(k, _)| *k == kind) else {
             return Vec::new();
         };
-        if kc.clauses.is_empty() {
+        // An empty text has no line to keep, and a scanner chosen on it would know nothing of
+        // what is rare (the `.err` file a kind's walk often meets first is empty).
+        if kc.clauses.is_empty() || bytes.is_empty() {
             return Vec::new();
         }
         let Some(scanner) = self.scanner_for(kc, bytes) else {
@@ -695,11 +697,32 @@ fn cover<'a>(clauses: &[Vec<&'a [u8]>], tally: &Tally) -> Vec<&'a [u8]> {
             .then(pieces[a].len().cmp(&pieces[b].len()))
             .then_with(|| pieces[b].cmp(pieces[a]))
     };
+    // A piece found in one clause only competes with that clause's other such pieces, and
+    // by an order that never changes (they cover it or nothing): only the best of them is a
+    // candidate. Most pieces are of this sort, so the choice below looks at a few thousand
+    // candidates, not tens of thousands, and chooses the same anchors.
+    let mut best_own: Vec<Option<usize>> = vec![None; clauses.len()];
+    for (i, cs) in covers.iter().enumerate() {
+        if let [c] = cs[..] {
+            match best_own[c] {
+                Some(j) if better(&new, j, i).is_ge() => {}
+                _ => best_own[c] = Some(i),
+            }
+        }
+    }
+    let candidates: Vec<usize> = (0..pieces.len())
+        .filter(|&i| match covers[i][..] {
+            [c] => best_own[c] == Some(i),
+            _ => true,
+        })
+        .collect();
     let mut covered = vec![false; clauses.len()];
     let mut left = clauses.len();
-    let mut anchors = Vec::new();
+    let mut taken = Vec::new();
     while left > 0 {
-        let Some(best) = (0..pieces.len())
+        let Some(best) = candidates
+            .iter()
+            .copied()
             .filter(|&i| new[i] > 0)
             .max_by(|&a, &b| better(&new, a, b))
         else {
@@ -714,9 +737,43 @@ fn cover<'a>(clauses: &[Vec<&'a [u8]>], tally: &Tally) -> Vec<&'a [u8]> {
                 }
             }
         }
-        anchors.push(pieces[best]);
+        taken.push(best);
     }
-    anchors
+    prune(taken, &covers, &seen, clauses.len())
+        .into_iter()
+        .map(|i| pieces[i])
+        .collect()
+}
+
+/// Drops the anchors of a greedy cover (indices of candidates, each covering `covers[i]`)
+/// that the others make needless: an anchor whose every clause holds another anchor (the
+/// greedy takes a clause's rarest piece first and a shared piece later, and `error ` is
+/// needless once `error` is taken). The commonest go first, then those that cover fewest
+/// clauses. Every clause keeps an anchor, so the hits are the same; fewer anchors keep a
+/// kind's scan to one pass.
+fn prune(mut taken: Vec<usize>, covers: &[Vec<usize>], seen: &[usize], n: usize) -> Vec<usize> {
+    let mut holders = vec![0usize; n];
+    for &i in &taken {
+        for &c in &covers[i] {
+            holders[c] += 1;
+        }
+    }
+    let mut order = taken.clone();
+    order.sort_by(|&a, &b| {
+        seen[b]
+            .cmp(&seen[a])
+            .then(covers[a].len().cmp(&covers[b].len()))
+            .then(a.cmp(&b))
+    });
+    for i in order {
+        if covers[i].iter().all(|&c| holders[c] > 1) {
+            for &c in &covers[i] {
+                holders[c] -= 1;
+            }
+            taken.retain(|&t| t != i);
+        }
+    }
+    taken
 }
 
 /// How often pieces of text occur in the samples a kind's anchors are chosen on: each piece
@@ -981,6 +1038,16 @@ mod tests {
     }
 
     #[test]
+    fn an_anchor_the_others_make_needless_is_dropped() {
+        // `xyzq` is rarer than `erro` and taken first for the first clause; `erro`, the second
+        // clause's only piece, covers the first as well, so `xyzq` is needless.
+        let clauses: Vec<Vec<&[u8]>> = vec![vec![b"error xyzq"], vec![b"erro"]];
+        let mut tally = Tally::default();
+        tally.add(b"erro erro erro\n", &[b"erro"]);
+        assert_eq!(cover(&clauses, &tally), vec![&b"erro"[..]]);
+    }
+
+    #[test]
     fn anchors_are_chosen_again_when_a_text_shows_them_common() {
         let sieve = Sieve::from_clauses(vec![vec![" nodes of type"], vec![" nodes because"]]);
         let kind = SourceKind::Raylet;
@@ -988,8 +1055,12 @@ mod tests {
             let kc = &sieve.per_kind.iter().find(|(k, _)| *k == kind).unwrap().1;
             kc.rebuilds.load(Ordering::Relaxed)
         };
-        // Chosen on nothing: the piece both alternatives share, ` nodes `.
+        // An empty text chooses nothing.
         assert!(sieve.hit_lines(kind, b"").is_empty());
+        let kc = &sieve.per_kind.iter().find(|(k, _)| *k == kind).unwrap().1;
+        assert!(kc.scanner.read().unwrap().is_none());
+        // Chosen on a text that shows nothing: the piece both alternatives share, ` nodes `.
+        assert!(sieve.hit_lines(kind, b"ok\n").is_empty());
         let mut text = b"the nodes are fine\n".repeat(1000);
         text.extend_from_slice(b"removing 3 nodes because they are idle\n");
         // Every line was a candidate: the hits are right, and the anchors chosen again.
