@@ -404,8 +404,8 @@ impl<'m> Reach<'m> {
 /// (`ValueError: feature table 'users_v2' not found`), as a traceback ends.
 fn raised_line(message: &str) -> Option<String> {
     let last = message.lines().rev().find(|l| !l.trim().is_empty())?.trim();
-    crate::parse::python_exception::raised(last)
-        .is_some_and(|r| !r.is_warning() && !r.text.is_empty())
+    crate::parse::python_exception::raised_error(last)
+        .is_some_and(|r| !r.text.is_empty())
         .then(|| last.to_string())
 }
 

@@ -135,8 +135,7 @@ fn analyse(input: &Input, ctx: &Context) -> Outcome {
         unrecognised: report
             .unrecognised
             .iter()
-            // Errors only: a known warning is a note, not an unrecognised error.
-            .filter(|u| !u.known_noise && u.level != "warning")
+            .filter(|u| u.is_unexplained_error())
             .map(|u| (u.template.clone(), u.count))
             .collect(),
     }

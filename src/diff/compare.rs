@@ -423,8 +423,7 @@ fn similar(a: &str, b: &str) -> bool {
 fn templates(old: &[Unrecognised], new: &[Unrecognised]) -> Vec<Change> {
     let mut found: Vec<&Unrecognised> = new
         .iter()
-        // Error templates: a known warning is a note of one report, not a change to rank.
-        .filter(|t| !t.known_noise && t.level != "warning")
+        .filter(|t| t.is_unexplained_error())
         .filter(|t| !old.iter().any(|o| similar(&o.template, &t.template)))
         .collect();
     found.sort_by(|a, b| b.count.cmp(&a.count).then(a.template.cmp(&b.template)));

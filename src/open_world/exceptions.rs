@@ -597,9 +597,7 @@ fn fault_frame(line: &str) -> Option<Frame> {
 /// A line at column 0 that names an exception: `ValueError: x`, `ray.exceptions.RayTaskError(KeyError): x`,
 /// `KeyboardInterrupt`, `requests.exceptions.ConnectionError: x`.
 fn exception_line(line: &str) -> Option<(String, String)> {
-    crate::parse::python_exception::raised(line)
-        .filter(|r| !r.is_warning())
-        .map(|r| (r.kind(), r.text.to_string()))
+    crate::parse::python_exception::raised_error(line).map(|r| (r.kind(), r.text.to_string()))
 }
 
 fn go_panic(text: &str) -> Option<Failure> {

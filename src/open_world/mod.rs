@@ -68,6 +68,14 @@ pub struct Unrecognised {
     pub message: Option<known::MessageNote>,
 }
 
+impl Unrecognised {
+    /// An error template no one explained: not noise the baseline knows, and not a known
+    /// warning (that is a note of its report, not an unexplained error).
+    pub fn is_unexplained_error(&self) -> bool {
+        !self.known_noise && self.level != Level::Warning.as_str()
+    }
+}
+
 /// What the layer adds to a report.
 pub struct OpenWorld {
     /// Synthetic rules, to be appended after the library's (findings index into the whole).

@@ -230,9 +230,10 @@ fn short_class(name: &str) -> &str {
 /// text (`ValueError: feature table 'users_v2' not found`), the one raised first when the
 /// traceback chains others after it.
 pub(crate) fn exception_line(traceback: &str) -> Option<&str> {
-    traceback.lines().map(str::trim_end).find(|l| {
-        super::python_exception::raised(l).is_some_and(|r| !r.is_warning() && !r.text.is_empty())
-    })
+    traceback
+        .lines()
+        .map(str::trim_end)
+        .find(|l| super::python_exception::raised_error(l).is_some_and(|r| !r.text.is_empty()))
 }
 
 pub(crate) fn actor(data: &Map<String, Value>, fields: &mut Vec<(Text, Text)>) -> Verdict {

@@ -88,6 +88,11 @@ pub fn raised(line: &str) -> Option<Raised<'_>> {
     })
 }
 
+/// The exception `line` raises: an exception line ([`raised`]) that is not a warning's.
+pub fn raised_error(line: &str) -> Option<Raised<'_>> {
+    raised(line).filter(|r| !r.is_warning())
+}
+
 /// Where a dotted name (`[A-Za-z0-9_.]`) that starts `s` ends.
 fn name_end(s: &str) -> usize {
     s.bytes()
