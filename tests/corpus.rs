@@ -60,7 +60,7 @@ fn corpus_bundles_rank_their_cause_first() {
         let expect: Expect = toml::from_str(&std::fs::read_to_string(toml_path).unwrap())
             .unwrap_or_else(|e| panic!("{}: {e}", toml_path.display()));
         let bundle = common::corpus_bundle_of(toml_path);
-        let out = common::raysift(&["analyze", bundle.to_str().unwrap(), "--format", "json"]);
+        let out = common::corpus_json(&bundle);
         let code = out.status.code().unwrap_or(-1);
         let report: serde_json::Value = match serde_json::from_slice(&out.stdout) {
             Ok(v) => v,
@@ -232,7 +232,7 @@ fn the_text_report_shows_every_evidence_line() {
     let mut tracebacks = 0;
     for bundle in common::corpus_bundles() {
         let path = bundle.to_str().unwrap();
-        let json = common::raysift(&["analyze", path, "--format", "json"]);
+        let json = common::corpus_json(&bundle);
         let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
         let text = common::raysift(&["analyze", path, "--color", "never"]);
         let text = String::from_utf8_lossy(&text.stdout);
@@ -304,7 +304,7 @@ fn every_format_gives_a_healthy_bundle_the_same_verdict() {
     let mut healthy = 0;
     for bundle in common::corpus_bundles() {
         let path = bundle.to_str().unwrap();
-        let json = common::raysift(&["analyze", path, "--format", "json"]);
+        let json = common::corpus_json(&bundle);
         let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
         let causes = report["causes"].as_array().cloned().unwrap_or_default();
         if causes.iter().any(|c| c["severity"] != "info") {
@@ -333,7 +333,7 @@ fn every_format_gives_a_healthy_bundle_the_same_verdict() {
 fn no_summary_has_an_unfilled_placeholder() {
     let mut bad = Vec::new();
     for bundle in common::corpus_bundles() {
-        let json = common::raysift(&["analyze", bundle.to_str().unwrap(), "--format", "json"]);
+        let json = common::corpus_json(&bundle);
         let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
         for cause in report["causes"].as_array().cloned().unwrap_or_default() {
             let symptoms = cause["symptoms"].as_array().cloned().unwrap_or_default();
@@ -371,11 +371,11 @@ fn no_corpus_window_is_stretched_by_object_ages() {
     let mut long = Vec::new();
     for bundle in common::corpus_bundles() {
         let b = bundle.to_str().unwrap();
-        for args in [
-            &["analyze", b, "--format", "json"][..],
-            &["analyze", b, "--inventory", "--format", "json"][..],
+        let whole = common::raysift(&["analyze", b, "--inventory", "--format", "json"]);
+        for (how, out) in [
+            ("sieved", common::corpus_json(&bundle)),
+            ("--inventory", &whole),
         ] {
-            let out = common::raysift(args);
             let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
             let w = if v["window"].is_null() {
                 &v["inventory"]["window"]
@@ -387,7 +387,7 @@ fn no_corpus_window_is_stretched_by_object_ages() {
             }
             let hours = (micros(&w["last"]) - micros(&w["first"])) as f64 / 3.6e9;
             if hours > 4.0 {
-                long.push(format!("{b} {}: {hours:.1} h", args[2]));
+                long.push(format!("{b} {how}: {hours:.1} h"));
             }
         }
     }
@@ -403,7 +403,7 @@ fn no_corpus_window_is_stretched_by_object_ages() {
 fn echoes_hang_under_the_cause_they_echo() {
     let causes = |name: &str| -> Vec<(String, Vec<String>)> {
         let dir = common::root().join("corpus").join(name);
-        let out = common::raysift(&["analyze", dir.to_str().unwrap(), "--format", "json"]);
+        let out = common::corpus_json(&dir);
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         v["causes"]
             .as_array()

@@ -81,9 +81,11 @@ pub fn report(path: &Path, rules: Vec<Rule>) -> Report {
 
 /// The whole analysis of a fully parsed bundle, open world included: what `analyze` reports.
 pub fn full_report(path: &Path) -> Report {
+    static ENGINE: std::sync::OnceLock<Engine> = std::sync::OnceLock::new();
+    let engine = ENGINE
+        .get_or_init(|| Engine::new(raysift::rules::library::builtin().expect("library loads")));
     let tl = timeline(path, 1);
-    let engine = Engine::new(raysift::rules::library::builtin().expect("library loads"));
-    raysift::analysis::rank_all(&tl, &engine, 0)
+    raysift::analysis::rank_all(&tl, engine, 0)
 }
 
 /// A fixed `generated_at` for every report the tests make (1 January 2025, UTC), so that
@@ -97,6 +99,44 @@ pub fn raysift(args: &[&str]) -> Output {
         .env("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
         .output()
         .expect("the raysift binary runs")
+}
+
+/// `raysift analyze BUNDLE --format json` of a corpus bundle. Every corpus bundle is analysed
+/// once for the whole test binary, in as many threads as there are cores, the first time a
+/// test asks, and the outputs are shared: five corpus tests read the same JSON reports, and
+/// each run of the binary on a small bundle is mostly its start-up.
+pub fn corpus_json(bundle: &Path) -> &'static Output {
+    use std::collections::HashMap;
+    use std::sync::OnceLock;
+    static RUNS: OnceLock<HashMap<PathBuf, Output>> = OnceLock::new();
+    let runs = RUNS.get_or_init(|| {
+        let bundles = corpus_bundles();
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let per = bundles.len().div_ceil(threads).max(1);
+        std::thread::scope(|s| {
+            let workers: Vec<_> = bundles
+                .chunks(per)
+                .map(|chunk| {
+                    s.spawn(move || {
+                        chunk
+                            .iter()
+                            .map(|b| {
+                                let out =
+                                    raysift(&["analyze", b.to_str().unwrap(), "--format", "json"]);
+                                (b.clone(), out)
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| w.join().unwrap())
+                .collect()
+        })
+    });
+    runs.get(bundle)
+        .unwrap_or_else(|| panic!("{} is not a corpus bundle", bundle.display()))
 }
 
 /// `raysift` with environment variables set (`Some`) or removed (`None`), starting from the
