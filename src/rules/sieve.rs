@@ -13,8 +13,8 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, Input, MatchKind};
 
@@ -48,6 +48,11 @@ const KEPT_LOWER_BYTES: usize = 1 << 20;
 /// Most times a kind's anchors are chosen again.
 const REBUILDS: u32 = 8;
 
+/// Bytes of a kind checked line by line before its anchors are chosen. Choosing them costs
+/// as much as checking every line of a few hundred kilobytes, so a small bundle never does,
+/// and a large one chooses them on a text that is not empty.
+const UNANCHORED_BYTES: usize = 256 << 10;
+
 /// The compiled prefilter: every literal of every signal (lower-cased: signal regexes match
 /// without regard to case unless a rule says otherwise, and a case-sensitive one only ever
 /// matches lines its lower-cased literals are on), and for each source kind the alternatives
@@ -57,9 +62,18 @@ pub struct Sieve {
     literals: Vec<String>,
     /// Finds every literal on one line, overlapping, whatever its case.
     all: Option<AhoCorasick>,
-    per_kind: Vec<(SourceKind, KindClauses)>,
+    /// Every alternative of every kind, as sorted ids into `literals`.
+    alts: Vec<Vec<usize>>,
+    per_kind: Vec<(SourceKind, Lazy)>,
     /// Source kinds with a signal that has no literal: parsed in full.
     full_kinds: Vec<SourceKind>,
+}
+
+/// A kind's alternatives (indices into the sieve's), and their [`KindClauses`] once a text
+/// of the kind is read.
+struct Lazy {
+    alts: Vec<usize>,
+    clauses: OnceLock<KindClauses>,
 }
 
 /// The alternatives of one source kind, as ids into the sieve's literals.
@@ -75,6 +89,9 @@ struct KindClauses {
     scanner: RwLock<Option<Arc<Scanner>>>,
     /// How many times the scanner was built again.
     rebuilds: AtomicU32,
+    /// Bytes of this kind's texts checked line by line, with no scanner yet
+    /// ([`UNANCHORED_BYTES`]).
+    unanchored: AtomicUsize,
     /// A Ray C++ log: a line whose head says warning, error or fatal is a hit too
     /// ([`cpp_level_head`]).
     cpp_levels: bool,
@@ -140,11 +157,34 @@ impl std::fmt::Debug for Sieve {
                 &self
                     .per_kind
                     .iter()
-                    .map(|(k, s)| (k.as_str(), s.clauses.len()))
+                    .map(|(k, s)| (k.as_str(), s.alts.len()))
                     .collect::<Vec<_>>(),
             )
             .field("full_kinds", &self.full_kinds)
             .finish()
+    }
+}
+
+/// The alternatives of every kind, each kept once (most are every kind's: the open world's,
+/// a rule's without `sources`), and the index of each.
+#[derive(Default)]
+struct Pool {
+    alts: Vec<Vec<String>>,
+    index: HashMap<Vec<String>, usize>,
+}
+
+impl Pool {
+    fn ids(&mut self, alts: Vec<Vec<String>>) -> Vec<usize> {
+        alts.into_iter()
+            .map(|alt| match self.index.get(&alt) {
+                Some(&i) => i,
+                None => {
+                    self.alts.push(alt.clone());
+                    self.index.insert(alt, self.alts.len() - 1);
+                    self.alts.len() - 1
+                }
+            })
+            .collect()
     }
 }
 
@@ -245,7 +285,8 @@ fn field_clauses<'a>(fields: impl Iterator<Item = (&'a str, &'a str)>) -> Option
 
 impl Sieve {
     pub fn new(rules: &[Rule]) -> Sieve {
-        let mut per_kind: Vec<(SourceKind, Vec<Vec<String>>)> =
+        let mut pool = Pool::default();
+        let mut per_kind: Vec<(SourceKind, Vec<usize>)> =
             SourceKind::ALL.iter().map(|k| (*k, Vec::new())).collect();
         let mut full_kinds = Vec::new();
         for sig in rules.iter().flat_map(|r| r.signals.iter()) {
@@ -255,9 +296,10 @@ impl Sieve {
             };
             match signal_clauses(sig) {
                 Some(clauses) => {
+                    let ids = pool.ids(clauses);
                     for (kind, list) in &mut per_kind {
                         if kinds.contains(kind) {
-                            list.extend(clauses.iter().cloned());
+                            list.extend(&ids);
                         }
                     }
                 }
@@ -266,9 +308,9 @@ impl Sieve {
         }
         // The open-world layer reads failure shapes and error records of every log; the
         // Serve schema check, the lines that state the Ray version.
-        let open = open_world_alternatives();
+        let open = pool.ids(open_world_alternatives());
         for (_, list) in &mut per_kind {
-            list.extend(open.iter().cloned());
+            list.extend(&open);
         }
         // Judgement reads the lines that tell a requested stop or a recovery.
         let lifecycle = crate::rules::lifecycle::tellers()
@@ -330,11 +372,12 @@ impl Sieve {
                 }
                 None => None,
             };
+            let alts = alts.filter(|a| !a.is_empty()).map(|a| pool.ids(a));
             for (kind, list) in &mut per_kind {
                 if kinds.contains(kind) {
                     match &alts {
-                        Some(alts) if !alts.is_empty() => list.extend(alts.iter().cloned()),
-                        _ => full_kinds.push(*kind),
+                        Some(alts) => list.extend(alts),
+                        None => full_kinds.push(*kind),
                     }
                 }
             }
@@ -344,18 +387,19 @@ impl Sieve {
                 .iter()
                 .map(|alt| safe_literals(alt))
                 .collect();
+            let alts = alts.filter(|a| !a.is_empty()).map(|a| pool.ids(a));
             for (kind, list) in &mut per_kind {
                 if sources.is_empty() || sources.contains(kind) {
                     match &alts {
-                        Some(alts) if !alts.is_empty() => list.extend(alts.iter().cloned()),
-                        _ => full_kinds.push(*kind),
+                        Some(alts) => list.extend(alts),
+                        None => full_kinds.push(*kind),
                     }
                 }
             }
         }
         full_kinds.sort();
         full_kinds.dedup();
-        Sieve::build(per_kind, full_kinds)
+        Sieve::build(pool.alts, per_kind, full_kinds)
     }
 
     /// A sieve where every kind has the same alternatives (for tests).
@@ -365,54 +409,43 @@ impl Sieve {
             .into_iter()
             .map(|alt| alt.into_iter().map(str::to_lowercase).collect())
             .collect();
-        let per_kind = SourceKind::ALL.iter().map(|k| (*k, alts.clone())).collect();
-        Sieve::build(per_kind, Vec::new())
+        let ids: Vec<usize> = (0..alts.len()).collect();
+        let per_kind = SourceKind::ALL.iter().map(|k| (*k, ids.clone())).collect();
+        Sieve::build(alts, per_kind, Vec::new())
     }
 
-    fn build(per_kind: Vec<(SourceKind, Vec<Vec<String>>)>, full_kinds: Vec<SourceKind>) -> Sieve {
-        let mut literals: Vec<String> = per_kind
-            .iter()
-            .flat_map(|(_, alts)| alts.iter().flatten().cloned())
-            .collect();
+    /// The sieve of the alternatives `alts` (each the literals that must all be on a line),
+    /// each kind holding those of `per_kind` (indices into `alts`).
+    fn build(
+        alts: Vec<Vec<String>>,
+        per_kind: Vec<(SourceKind, Vec<usize>)>,
+        full_kinds: Vec<SourceKind>,
+    ) -> Sieve {
+        let mut literals: Vec<String> = alts.iter().flatten().cloned().collect();
         literals.sort();
         literals.dedup();
-        let id_of = |l: &String| literals.binary_search(l).unwrap_or_default();
+        let alts: Vec<Vec<usize>> = alts
+            .iter()
+            .map(|alt| {
+                let mut ids: Vec<usize> = alt
+                    .iter()
+                    .map(|l| literals.binary_search(l).unwrap_or_default())
+                    .collect();
+                ids.sort_unstable();
+                ids.dedup();
+                ids
+            })
+            .collect();
         let per_kind = per_kind
             .into_iter()
-            .map(|(kind, alts)| {
-                let mut clauses: Vec<Vec<usize>> = alts
-                    .iter()
-                    .map(|alt| {
-                        let mut ids: Vec<usize> = alt.iter().map(id_of).collect();
-                        ids.sort_unstable();
-                        ids.dedup();
-                        ids
-                    })
-                    .collect();
-                // Fewest literals first, so that an alternative is dropped when a smaller
-                // one it holds is already kept.
-                clauses.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
-                clauses.dedup();
-                let mut kept: Vec<Vec<usize>> = Vec::new();
-                for c in clauses {
-                    if !kept.iter().any(|k| k.iter().all(|id| c.contains(id))) {
-                        kept.push(c);
-                    }
-                }
-                let mut clauses_of = vec![Vec::new(); literals.len()];
-                for (ci, ids) in kept.iter().enumerate() {
-                    for &id in ids {
-                        clauses_of[id].push(ci);
-                    }
-                }
+            .map(|(kind, mut ids)| {
+                ids.sort_unstable();
+                ids.dedup();
                 (
                     kind,
-                    KindClauses {
-                        clauses: kept,
-                        clauses_of,
-                        scanner: RwLock::new(None),
-                        rebuilds: AtomicU32::new(0),
-                        cpp_levels: crate::parse::Format::of(kind) == crate::parse::Format::RayCpp,
+                    Lazy {
+                        alts: ids,
+                        clauses: OnceLock::new(),
                     },
                 )
             })
@@ -426,9 +459,44 @@ impl Sieve {
                 AhoCorasickKind::ContiguousNFA,
             ),
             literals,
+            alts,
             per_kind,
             full_kinds,
         }
+    }
+
+    /// The alternatives of `kind`, put in order the first time a text of the kind is read:
+    /// a bundle has a few of the kinds, and each kind's took the sieve's building a
+    /// hundredth of a second.
+    fn kind(&self, kind: SourceKind) -> Option<&KindClauses> {
+        let (_, lazy) = self.per_kind.iter().find(|(k, _)| *k == kind)?;
+        Some(lazy.clauses.get_or_init(|| {
+            let mut clauses: Vec<&Vec<usize>> = lazy.alts.iter().map(|&a| &self.alts[a]).collect();
+            // Fewest literals first, so that an alternative is dropped when a smaller one it
+            // holds is already kept.
+            clauses.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+            clauses.dedup();
+            let mut kept: Vec<Vec<usize>> = Vec::new();
+            for c in clauses {
+                if !kept.iter().any(|k| k.iter().all(|id| c.contains(id))) {
+                    kept.push(c.clone());
+                }
+            }
+            let mut clauses_of = vec![Vec::new(); self.literals.len()];
+            for (ci, ids) in kept.iter().enumerate() {
+                for &id in ids {
+                    clauses_of[id].push(ci);
+                }
+            }
+            KindClauses {
+                clauses: kept,
+                clauses_of,
+                scanner: RwLock::new(None),
+                rebuilds: AtomicU32::new(0),
+                unanchored: AtomicUsize::new(0),
+                cpp_levels: crate::parse::Format::of(kind) == crate::parse::Format::RayCpp,
+            }
+        }))
     }
 
     /// Every distinct literal the prefilter looks for (lower-cased, matched without regard
@@ -447,7 +515,7 @@ impl Sieve {
     /// anchors of the kind's alternatives in a lower-cased copy of `bytes`; only a line where
     /// one is found is checked in full.
     pub fn hits(&self, kind: SourceKind, bytes: &[u8]) -> Vec<Hit> {
-        let Some((_, kc)) = self.per_kind.iter().find(|(k, _)| *k == kind) else {
+        let Some(kc) = self.kind(kind) else {
             return Vec::new();
         };
         // An empty text has no line to keep, and a scanner chosen on it would know nothing of
@@ -455,8 +523,17 @@ impl Sieve {
         if kc.clauses.is_empty() || bytes.is_empty() {
             return Vec::new();
         }
-        let Some(scanner) = self.scanner_for(kc, bytes) else {
-            return Vec::new();
+        // Every line of the first texts of a kind is checked; then the scan looks for
+        // anchors. Either way the same lines are hits: every alternative holds an anchor.
+        let scanner = if kc.unanchored.fetch_add(bytes.len(), Ordering::Relaxed) + bytes.len()
+            <= UNANCHORED_BYTES
+        {
+            None
+        } else {
+            let Some(scanner) = self.scanner_for(kc, bytes) else {
+                return Vec::new();
+            };
+            Some(scanner)
         };
         thread_local! {
             /// The lower-cased copy of a chunk, kept for the thread's next one.
@@ -476,12 +553,21 @@ impl Sieve {
             while from < bytes.len() {
                 let to = chunk_end(bytes, from);
                 let chunk = &bytes[from..to];
-                lower.clear();
-                lower.extend(chunk.iter().map(u8::to_ascii_lowercase));
                 candidates.clear();
-                scanner.candidates(&lower, &mut candidates);
-                if kc.cpp_levels {
-                    cpp_level_candidates(chunk, &mut candidates);
+                match &scanner {
+                    Some(scanner) => {
+                        lower.clear();
+                        lower.extend(chunk.iter().map(u8::to_ascii_lowercase));
+                        scanner.candidates(&lower, &mut candidates);
+                        if kc.cpp_levels {
+                            cpp_level_candidates(chunk, &mut candidates);
+                        }
+                    }
+                    None => candidates.extend(
+                        std::iter::once(0)
+                            .chain(memchr::memchr_iter(b'\n', chunk).map(|i| i + 1))
+                            .filter(|&i| i < chunk.len()),
+                    ),
                 }
                 checked += candidates.len();
                 let (mut counted, mut line) = (0usize, lines_before);
@@ -514,7 +600,9 @@ impl Sieve {
                 cell.replace(lower);
             }
             let wasted = checked - hits.len();
-            if wasted > WASTE_FLOOR && wasted.saturating_mul(WASTE_BYTES) > bytes.len() {
+            if let Some(scanner) = scanner.filter(|_| {
+                wasted > WASTE_FLOOR && wasted.saturating_mul(WASTE_BYTES) > bytes.len()
+            }) {
                 self.resample(kc, &scanner, bytes);
             }
             hits
@@ -998,7 +1086,7 @@ mod tests {
     fn an_alternative_holding_a_smaller_one_is_dropped() {
         let sieve = Sieve::from_clauses(vec![vec!["reason"], vec!["reason", "OOMKilled"]]);
         let kind = SourceKind::Raylet;
-        let kc = &sieve.per_kind[0].1;
+        let kc = sieve.kind(kind).unwrap();
         assert_eq!(kc.clauses.len(), 1);
         assert_eq!(sieve.hit_lines(kind, b"a\nthe Reason\n"), vec![1]);
     }
@@ -1048,19 +1136,40 @@ mod tests {
     }
 
     #[test]
+    fn a_kind_checked_line_by_line_has_the_hits_its_anchors_find() {
+        let sieve = Sieve::from_clauses(vec![vec!["oomkilled"], vec!["deadline", "exceeded"]]);
+        let kind = SourceKind::Raylet;
+        let mut text = b"fine\nreason: OOMKilled\n".repeat(100);
+        text.extend_from_slice(
+            b"context deadline exceeded\nDEADLINE\n[2024-01-01 00:00:00,000 E 1 1] x\n",
+        );
+        let hits = |t: &[u8]| sieve.hits(kind, t);
+        let unanchored = hits(&text);
+        assert!(sieve.kind(kind).unwrap().scanner.read().unwrap().is_none());
+        assert_eq!(unanchored.len(), 102, "{unanchored:?}");
+        while sieve.kind(kind).unwrap().scanner.read().unwrap().is_none() {
+            hits(&b"ok\n".repeat(UNANCHORED_BYTES / 3));
+        }
+        assert_eq!(hits(&text), unanchored);
+    }
+
+    #[test]
     fn anchors_are_chosen_again_when_a_text_shows_them_common() {
         let sieve = Sieve::from_clauses(vec![vec![" nodes of type"], vec![" nodes because"]]);
         let kind = SourceKind::Raylet;
         let rebuilds = || {
-            let kc = &sieve.per_kind.iter().find(|(k, _)| *k == kind).unwrap().1;
+            let kc = sieve.kind(kind).unwrap();
             kc.rebuilds.load(Ordering::Relaxed)
         };
-        // An empty text chooses nothing.
+        // An empty text chooses nothing, nor do the kind's first texts, checked line by line.
         assert!(sieve.hit_lines(kind, b"").is_empty());
-        let kc = &sieve.per_kind.iter().find(|(k, _)| *k == kind).unwrap().1;
+        let quiet = b"ok\n".repeat(UNANCHORED_BYTES / 3);
+        assert!(sieve.hit_lines(kind, &quiet).is_empty());
+        let kc = sieve.kind(kind).unwrap();
         assert!(kc.scanner.read().unwrap().is_none());
         // Chosen on a text that shows nothing: the piece both alternatives share, ` nodes `.
         assert!(sieve.hit_lines(kind, b"ok\n").is_empty());
+        assert!(kc.scanner.read().unwrap().is_some());
         let mut text = b"the nodes are fine\n".repeat(1000);
         text.extend_from_slice(b"removing 3 nodes because they are idle\n");
         // Every line was a candidate: the hits are right, and the anchors chosen again.
@@ -1080,7 +1189,8 @@ mod tests {
             "/corpus/healthy-rayservice-handmade/kuberay-operator.log"
         ))
         .unwrap();
-        for (kind, kc) in &sieve.per_kind {
+        for kind in SourceKind::ALL {
+            let kc = sieve.kind(kind).unwrap();
             let clauses: Vec<Vec<&[u8]>> = kc
                 .clauses
                 .iter()
