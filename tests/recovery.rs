@@ -206,3 +206,44 @@ fn a_node_whose_pod_kuberay_deleted() {
     assert_eq!(c["severity"], "error", "{c:#}");
     assert!(!c["summary"].as_str().unwrap().contains("requested stop"));
 }
+
+/// A RayJob whose Ray job turned FAILED (the operator's `updateRayJobStatus` line, KubeRay
+/// 1.1+) and whose retry (`JobDeploymentStatus` `Retrying`, `backoffLimit`, KubeRay 1.2+)
+/// SUCCEEDED: the failure is `info`, recovered by the operator's `RayJob` line with
+/// `JobStatus` SUCCEEDED. A FAILED after that success keeps the error. Operator lines of the
+/// corpus's RayJob bundles, their statuses and times made to tell that story.
+#[test]
+fn a_rayjob_whose_retry_succeeded() {
+    recovered(
+        "rayjob-retried",
+        "rayjob_entrypoint_failed",
+        "the RayJob SUCCEEDED at 2024-10-21T02:41:38.005Z, kuberay-operator.log:6",
+        "21m36s",
+    );
+    again(
+        "rayjob-retried",
+        "rayjob_entrypoint_failed",
+        "2024-10-21T02:55:12.006Z",
+    );
+}
+
+/// A RayService whose Serve config PUTs failed (`Fail to reconcileServe.`, the operator lines
+/// of `corpus/kuberay-log-missing-module`) and whose status then changed to Running (KubeRay
+/// 0.6 to 1.2's `inconsistentRayServiceStatus RayService ServiceStatus changed from … to
+/// Running`): `info`, recovered. The same failure eight minutes after that keeps its
+/// severity (the refusals then span minutes, and the rule for a dashboard agent unreachable at
+/// deploy names them).
+#[test]
+fn a_rayservice_ready_after_errors() {
+    recovered(
+        "rayservice-ready",
+        "unrecognised_error",
+        "the RayService became Ready at 2024-10-08T14:23:41.502Z, kuberay-operator.log:4",
+        "3m30s",
+    );
+    again(
+        "rayservice-ready",
+        "dashboard_agent_unreachable_at_deploy",
+        "2024-10-08T14:31:05.118Z",
+    );
+}
