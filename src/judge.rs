@@ -19,7 +19,8 @@
 //! `info` and says which line told the recovery and how long after the failure it came: a
 //! Serve replica replaced (the object named in the text), a pod Ready, a node Ready, a RayJob
 //! SUCCEEDED, a RayService Ready, a later call of the operator to the dashboard that went
-//! through (the object the record names). One that came back keeps its severity and says
+//! through (the object the record names), a Ray node registering again at the address of one
+//! that died (`nodes_back`). One that came back keeps its severity and says
 //! when; one whose order only approximate times could tell keeps it too, and says that. The
 //! `kubectl get` rows of one pod are ordered by the pod's age each one shows.
 //!
@@ -33,8 +34,8 @@ use crate::history_server::Clusters;
 use crate::objects::{BundleObjects, ObjectRef};
 use crate::rules::engine::Finding;
 use crate::rules::lifecycle::{
-    names, node_deaths, node_removals, object_recoveries, object_stops, own_stops, recoveries,
-    tellers, NodeNames, ObjectRecovery, Recovery, Scope, Side,
+    names, node_deaths, node_removals, node_returns, object_recoveries, object_stops, own_stops,
+    recoveries, tellers, NodeNames, ObjectRecovery, Recovery, Scope, Side,
 };
 use crate::rules::Severity;
 use crate::timeline::Timeline;
@@ -336,6 +337,126 @@ pub fn judge(tl: &Timeline, findings: &mut [Finding]) {
     let kube = Kube::new(tl);
     after_stops(&kube, &stops, findings);
     recovered(&kube, &stops, findings);
+    nodes_back(tl, findings);
+}
+
+/// Keeps at `info` a node's death whose node came back: a node registering with the GCS at
+/// the address of the one that died, after the death (KubeRay restarts the worker's
+/// container, and its new raylet registers from the same pod with a new node id). Every
+/// death the finding names must have come back so, and its records that name no node (the
+/// agents' `Raylet is terminated`) must be no later than the last return; a death of a node
+/// at that address after its return keeps the severity and says when.
+fn nodes_back(tl: &Timeline, findings: &mut [Finding]) {
+    let returns = node_returns();
+    let regs: Vec<(usize, Micros, NodeNames, &str)> = tl
+        .events
+        .iter()
+        .enumerate()
+        .filter_map(|(i, ev)| {
+            let (t, names) = returns.iter().find_map(|t| Some((t, t.names(ev)?)))?;
+            Some((i, precise(ev)?, names, t.what.as_str()))
+        })
+        .collect();
+    if regs.is_empty() {
+        return;
+    }
+    // A node id's address, from every line that names both.
+    let mut address: HashMap<&str, &str> = HashMap::new();
+    let named: Vec<Option<NodeNames>> = tl
+        .events
+        .iter()
+        .map(|ev| node_deaths().iter().find_map(|t| t.names(ev)))
+        .collect();
+    for n in named.iter().flatten().chain(regs.iter().map(|r| &r.2)) {
+        if let (Some(id), Some(ip)) = (&n.node, &n.ip) {
+            address.entry(id.as_str()).or_insert(ip.as_str());
+        }
+    }
+    let ip_of = |n: &NodeNames| -> Option<String> {
+        n.ip.clone().or_else(|| {
+            let id = n.node.as_deref()?;
+            address.get(id).map(|ip| (*ip).to_string())
+        })
+    };
+    // The deaths the bundle tells, by address: (time, node id).
+    let mut deaths: HashMap<String, Vec<(Micros, Option<&str>)>> = HashMap::new();
+    for (i, n) in named.iter().enumerate() {
+        let (Some(n), Some(at)) = (n, tl.events.get(i).and_then(precise)) else {
+            continue;
+        };
+        if let Some(ip) = ip_of(n) {
+            deaths.entry(ip).or_default().push((at, n.node.as_deref()));
+        }
+    }
+    for f in findings.iter_mut() {
+        if f.severity.is_some() || f.evidence.is_empty() {
+            continue;
+        }
+        let mut backs: Vec<(Micros, usize, Micros, &str)> = Vec::new();
+        let mut unnamed: Vec<Micros> = Vec::new();
+        // Deaths of a node that had come back: the failure again.
+        let mut again: Vec<Micros> = Vec::new();
+        let all = f.evidence.iter().all(|r| {
+            let Some(at) = tl.events.get(r.event).and_then(precise) else {
+                return false;
+            };
+            let Some(dead) = named.get(r.event).and_then(Option::as_ref) else {
+                unnamed.push(at);
+                return true;
+            };
+            let Some(ip) = ip_of(dead) else {
+                return false;
+            };
+            // The first registration at the address after the death, of another node id.
+            let back = regs.iter().find(|(_, t, n, _)| {
+                *t > at && ip_of(n).as_deref() == Some(ip.as_str()) && n.node != dead.node
+            });
+            if let Some(&(event, t, _, what)) = back {
+                backs.push((at, event, t, what));
+                return true;
+            }
+            // A node that came back at the address after an earlier death there, dying again.
+            let came_back = regs.iter().any(|(_, t, n, _)| {
+                *t < at
+                    && ip_of(n).as_deref() == Some(ip.as_str())
+                    && deaths.get(&ip).is_some_and(|ds| {
+                        ds.iter().any(|(d, id)| d < t && *id != n.node.as_deref())
+                    })
+            });
+            if came_back {
+                again.push(at);
+            }
+            came_back
+        });
+        let Some(&(_, event, last, what)) = backs.iter().max_by_key(|b| (b.2, b.1)) else {
+            continue;
+        };
+        if !all || unnamed.iter().any(|&u| u > last && again.is_empty()) {
+            continue;
+        }
+        let Some(line) = tl.events.get(event) else {
+            continue;
+        };
+        let first = backs.iter().map(|b| b.0).min().unwrap_or(last);
+        let told = format!(
+            "{what} at {}, {}:{}, {} after the failure",
+            crate::event::format_rfc3339(last),
+            file_of(tl, line),
+            line.line,
+            crate::rules::engine::human(last - first),
+        );
+        let summary = f.summary.trim_end().trim_end_matches('.').to_string();
+        f.summary = match again.iter().copied().min() {
+            Some(t) => format!(
+                "{summary} (recovered: {told}; failed again at {})",
+                crate::event::format_rfc3339(t)
+            ),
+            None => {
+                f.severity = Some(Severity::Info);
+                format!("{summary} (recovered: {told})")
+            }
+        };
+    }
 }
 
 /// Keeps at `info` every finding that only records what a requested stop did.

@@ -247,3 +247,20 @@ fn a_rayservice_ready_after_errors() {
         "2024-10-08T14:31:05.118Z",
     );
 }
+
+/// A Ray node the GCS found dead (`Node is dead because the health check failed.` and `…
+/// has been marked dead`, Ray 2.40's GCS lines of `corpus/run-2.40.0-raylet-killed`) and a
+/// node registering again at its address 41 s later (the GCS's `Registering node info`,
+/// another node id: KubeRay restarted the worker's container): `info`, recovered. The new
+/// node dying in turn keeps the error and says when. Lines of that run, the second node's id
+/// and times made to follow.
+#[test]
+fn a_node_registered_again() {
+    recovered(
+        "node-back",
+        "node_died",
+        "a node registered again at the address at 2026-12-06T09:36:41.207Z, logs/gcs_server.out:4",
+        "41s",
+    );
+    again("node-back", "node_died", "2026-12-06T09:38:02.978Z");
+}

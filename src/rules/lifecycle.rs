@@ -35,9 +35,12 @@ struct LifecycleFile {
     node_removal: Vec<NodeLine>,
     #[serde(default)]
     node_death: Vec<NodeLine>,
+    #[serde(default)]
+    node_return: Vec<NodeLine>,
 }
 
-/// A line naming a node: one the autoscaler asked to remove, or one that died.
+/// A line naming a node: one the autoscaler asked to remove, one that died, or one that
+/// registered.
 #[derive(Deserialize)]
 struct NodeLine {
     what: String,
@@ -138,6 +141,13 @@ pub fn node_removals() -> &'static [NodeTeller] {
 pub fn node_deaths() -> &'static [NodeTeller] {
     static LINES: std::sync::OnceLock<Vec<NodeTeller>> = std::sync::OnceLock::new();
     LINES.get_or_init(|| node_tellers(file().map(|f| f.node_death.as_slice()).unwrap_or_default()))
+}
+
+/// The lines of a node registering with the GCS, naming it: a node at the address of one that
+/// died registering after the death is that node back. Compiled once.
+pub fn node_returns() -> &'static [NodeTeller] {
+    static LINES: std::sync::OnceLock<Vec<NodeTeller>> = std::sync::OnceLock::new();
+    LINES.get_or_init(|| node_tellers(file().map(|f| f.node_return.as_slice()).unwrap_or_default()))
 }
 
 #[derive(Deserialize)]
@@ -509,7 +519,12 @@ mod tests {
         assert_eq!(object_stops().len(), file.object_stop.len());
         assert_eq!(node_removals().len(), file.node_removal.len());
         assert_eq!(node_deaths().len(), file.node_death.len());
-        for t in node_removals().iter().chain(node_deaths()) {
+        assert_eq!(node_returns().len(), file.node_return.len());
+        for t in node_removals()
+            .iter()
+            .chain(node_deaths())
+            .chain(node_returns())
+        {
             assert!(
                 ["node", "ip", "instance"]
                     .iter()

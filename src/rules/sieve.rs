@@ -335,6 +335,7 @@ impl Sieve {
                 crate::rules::lifecycle::node_removals()
                     .iter()
                     .chain(crate::rules::lifecycle::node_deaths())
+                    .chain(crate::rules::lifecycle::node_returns())
                     .map(|t| (&t.re, t.sources.as_slice())),
             );
         // A Kubernetes recovery's side said by a status condition is kept by reading its
