@@ -257,7 +257,7 @@ fn a_ray_known_issue_follows_the_stated_ray_version() {
     );
 }
 
-/// The known issues from Ray's tracker (KIS045–KIS052, KIS060 on, KIS067–KIS076; KIS081 on: Ray's libraries): each `fires` fixture states the Ray
+/// The known issues from Ray's tracker (KIS045–KIS052, KIS060–KIS061, KIS067–KIS076; KIS081 on: Ray's libraries): each `fires` fixture states the Ray
 /// version in `ray-version.txt` (`ray, version X`); the table gives that version, versions
 /// outside the issue's range (the release that fixed it, or one before it began), and the
 /// issue's number.
