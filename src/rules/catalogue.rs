@@ -189,6 +189,10 @@ pub const CATALOGUE: &[(&str, &str)] = &[
         "ray_job_submission_failure",
         "Ray's job machinery (the job manager or the job's supervisor actor) fails a submitted job before its entrypoint runs: a bug of the Ray release",
     ),
+    (
+        "ray_process_abort",
+        "a Ray process (the GCS, a raylet, a core worker) aborts on one of its own checks: a bug of the Ray release",
+    ),
     // Open world: what no rule names (`src/open_world/`); they rank below every other id.
     (
         "object_unhealthy",
