@@ -189,6 +189,10 @@ pub const CATALOGUE: &[(&str, &str)] = &[
         "ray_job_submission_failure",
         "Ray's job machinery (the job manager or the job's supervisor actor) fails a submitted job before its entrypoint runs: a bug of the Ray release",
     ),
+    (
+        "ray_library_bug",
+        "a Ray library (Serve, Serve LLM, Data, Train, Tune) fails on a bug of the Ray release, not of the workload",
+    ),
     // Open world: what no rule names (`src/open_world/`); they rank below every other id.
     (
         "object_unhealthy",
