@@ -291,6 +291,7 @@ const RAY_TRACKER: &[(&str, u64, &str, &[&str])] = &[
     ("KIS089", 56491, "2.49.2", &["2.50.0", "2.6.3"]),
     ("KIS077", 57803, "2.53.0", &["2.54.0", "2.55.0"]),
     ("KIS078", 64275, "2.55.1", &["2.57.0", "2.42.1"]),
+    ("KIS079", 64766, "2.56.0", &["2.56.1", "2.55.1"]),
 ];
 
 /// `code`'s fires fixture, copied to `dir` with its `ray-version.txt` stating `version`, or
