@@ -193,6 +193,10 @@ pub const CATALOGUE: &[(&str, &str)] = &[
         "ray_process_abort",
         "a Ray process (the GCS, a raylet, a core worker) aborts on one of its own checks: a bug of the Ray release",
     ),
+    (
+        "ray_library_bug",
+        "a Ray library (Serve, Serve LLM, Data, Train, Tune) fails on a bug of the Ray release, not of the workload",
+    ),
     // Open world: what no rule names (`src/open_world/`); they rank below every other id.
     (
         "object_unhealthy",
