@@ -222,9 +222,13 @@ pub fn rank(
             })
             .collect();
         symptoms.sort_by(|a, b| a.id.cmp(&b.id));
-        let summary = summaries
-            .get(&m.best)
-            .map_or(rule.summary.clone(), |x| x.to_string());
+        let evidence = evidence_of(m);
+        let summary = with_exception(
+            summaries
+                .get(&m.best)
+                .map_or(rule.summary.clone(), |x| x.to_string()),
+            &evidence,
+        );
         let known = m.known.and_then(|(r, claim, _)| {
             let k = rules.get(r)?.known_issue.as_ref()?;
             Some((k, claim))
@@ -243,7 +247,7 @@ pub fn rank(
             },
             known_issue: known.map(|(k, claim)| KnownIssueRef::of(k, claim)),
             objects: objects_of(&concerned),
-            evidence: evidence_of(m),
+            evidence,
             explains: symptoms.iter().map(|s| s.id.clone()).collect(),
             symptoms,
             remediation: rule.remediation.clone(),
@@ -285,6 +289,28 @@ pub fn rank(
         timeline: None,
         unrecognised: Vec::new(),
     }
+}
+
+/// `summary` with the exception its cause's evidence ends in, where it does not say it yet:
+/// the first Python traceback of the evidence (by time) that ends in its exception line, as
+/// `Type: message at file.py:N in function` (the innermost frame outside Ray). The decisive
+/// fact is then on the report's first line, not only at the end of a long record.
+fn with_exception(summary: String, evidence: &[Evidence]) -> String {
+    let Some(f) = evidence
+        .iter()
+        .filter_map(|e| exceptions::failure(&e.text))
+        .find(|f| f.shape == exceptions::Shape::PythonTraceback && !f.cut_off)
+    else {
+        return summary;
+    };
+    if summary.contains(&f.kind) && summary.contains(&f.message) {
+        return summary;
+    }
+    format!(
+        "{}; the exception: {}",
+        summary.trim_end().trim_end_matches('.'),
+        f.headline()
+    )
 }
 
 /// A finding's confidence once the bundle's versions are weighed: a known issue they put in
