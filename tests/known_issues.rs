@@ -259,7 +259,7 @@ fn a_ray_known_issue_follows_the_stated_ray_version() {
     );
 }
 
-/// The known issues from Ray's tracker (KIS045–KIS052, KIS060–KIS061, KIS067–KIS076; KIS077 on: Ray's libraries): each `fires` fixture states the Ray
+/// The known issues from Ray's tracker (KIS045–KIS052, KIS060–KIS061, KIS067–KIS076: Ray's core; KIS062–KIS063, KIS077 on: Ray's libraries and their dependencies): each `fires` fixture states the Ray
 /// version in `ray-version.txt` (`ray, version X`); the table gives that version, versions
 /// outside the issue's range (the release that fixed it, or one before it began), and the
 /// issue's number.
@@ -274,6 +274,8 @@ const RAY_TRACKER: &[(&str, u64, &str, &[&str])] = &[
     ("KIS052", 30929, "2.2.0", &["2.3.0"]),
     ("KIS060", 54846, "2.48.0", &["2.49.0", "2.52.1"]),
     ("KIS061", 23423, "1.11.0", &["2.1.0", "2.2.0"]),
+    ("KIS062", 13622, "1.1.0", &["1.2.0", "1.13.0"]),
+    ("KIS063", 46076, "2.24.0", &["2.56.0", "2.60.0"]),
     ("KIS067", 25638, "1.12.1", &["2.0.0"]),
     ("KIS068", 27160, "1.13.0", &["2.0.0", "1.12.1"]),
     ("KIS069", 50868, "2.44.1", &["2.45.0", "2.9.3"]),
