@@ -289,6 +289,7 @@ const RAY_TRACKER: &[(&str, u64, &str, &[&str])] = &[
     ("KIS087", 37656, "2.6.1", &["2.6.2", "2.5.1"]),
     ("KIS088", 21000, "1.10.0", &["1.11.0"]),
     ("KIS089", 56491, "2.49.2", &["2.50.0", "2.6.3"]),
+    ("KIS090", 36319, "2.6.0", &["2.6.1", "2.4.0"]),
 ];
 
 /// `code`'s fires fixture, copied to `dir` with its `ray-version.txt` stating `version`, or
