@@ -299,6 +299,7 @@ const RAY_TRACKER: &[(&str, u64, &str, &[&str])] = &[
     ("KIS078", 64275, "2.55.1", &["2.57.0", "2.42.1"]),
     ("KIS079", 64766, "2.56.0", &["2.56.1", "2.55.1"]),
     ("KIS080", 52975, "2.46.0", &["2.47.0", "2.45.0"]),
+    ("KIS090", 36319, "2.6.0", &["2.6.1", "2.4.0"]),
 ];
 
 /// `code`'s fires fixture, copied to `dir` with its `ray-version.txt` stating `version`, or
