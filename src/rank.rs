@@ -303,7 +303,11 @@ fn with_exception(summary: String, evidence: &[Evidence]) -> String {
     else {
         return summary;
     };
-    if summary.contains(&f.kind) && summary.contains(&f.message) {
+    // Said already, maybe without the fields a logger added after the message.
+    let head: String = f.message.chars().take(24).collect();
+    if summary.contains(&format!("{}: {}", f.kind, head.trim_end()))
+        || f.message.is_empty() && summary.contains(&f.kind)
+    {
         return summary;
     }
     format!(
@@ -855,6 +859,41 @@ fn is_caret_line(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn evidence(text: &str) -> Evidence {
+        Evidence {
+            file: "logs/worker.err".into(),
+            line: 1,
+            ts: None,
+            ts_quality: "none",
+            source: "worker",
+            text: text.into(),
+            meaning: String::new(),
+            also_in: None,
+        }
+    }
+
+    #[test]
+    fn a_summary_says_the_exception_its_evidence_ends_in() {
+        let tb = "Traceback (most recent call last):\n  File \"/home/ray/anaconda3/lib/python3.10/site-packages/ray/serve/_private/replica.py\", line 9, in init\n  File \"/app/model_app.py\", line 22, in __init__\n    open(path)\nFileNotFoundError: [Errno 2] No such file or directory: '/models/x.pt'";
+        let said = with_exception(
+            "The code raised (reports: 1).".into(),
+            &[evidence("no traceback"), evidence(tb)],
+        );
+        assert_eq!(
+            said,
+            "The code raised (reports: 1); the exception: FileNotFoundError: [Errno 2] No such file or directory: '/models/x.pt' at app/model_app.py:22 in __init__"
+        );
+        // Said already (the logger's fields after the message aside), or no traceback: as is.
+        let actor = "Traceback (most recent call last):\n  File \"/app/jobs.py\", line 91, in __init__\nValueError: feature table 'users_v2' not found job_id=01000000";
+        let summary =
+            "An actor's constructor raised: ValueError: feature table 'users_v2' not found";
+        assert_eq!(with_exception(summary.into(), &[evidence(actor)]), summary);
+        assert_eq!(
+            with_exception("x".into(), &[evidence("ValueError: y")]),
+            "x"
+        );
+    }
 
     /// Every path of `line` that the cut text shows at all, it shows whole.
     #[track_caller]
