@@ -13,7 +13,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::event::{format_rfc3339, Micros, MICROS_PER_SEC};
+use crate::event::{format_rfc3339, Event, Micros, MICROS_PER_SEC};
 use crate::history_server::Clusters;
 use crate::inventory::Inventory;
 use crate::model::{
@@ -223,11 +223,16 @@ pub fn rank(
             .collect();
         symptoms.sort_by(|a, b| a.id.cmp(&b.id));
         let evidence = evidence_of(m);
-        let summary = with_exception(
-            summaries
-                .get(&m.best)
-                .map_or(rule.summary.clone(), |x| x.to_string()),
-            &evidence,
+        let summary = with_exit_codes(
+            with_exception(
+                summaries
+                    .get(&m.best)
+                    .map_or(rule.summary.clone(), |x| x.to_string()),
+                &evidence,
+            ),
+            m.evidence
+                .iter()
+                .filter_map(|(r, _)| tl.events.get(r.event)),
         );
         let known = m.known.and_then(|(r, claim, _)| {
             let k = rules.get(r)?.known_issue.as_ref()?;
@@ -314,6 +319,44 @@ fn with_exception(summary: String, evidence: &[Evidence]) -> String {
         "{}; the exception: {}",
         summary.trim_end().trim_end_matches('.'),
         f.headline()
+    )
+}
+
+/// `summary` with the exit codes its evidence's container states give (a pod's
+/// `lastState.terminated.exitCode`, a describe's `Exit Code:`), where it names none: a crash
+/// loop's rule says the code is in the evidence, and the reader wants it on the first line.
+fn with_exit_codes<'e>(summary: String, evidence: impl Iterator<Item = &'e Event>) -> String {
+    let mut codes: Vec<i64> = evidence
+        .filter(|ev| {
+            ev.field("path")
+                .is_some_and(|p| p.to_ascii_lowercase().ends_with("exitcode"))
+        })
+        .filter_map(|ev| ev.field("value")?.trim().parse::<i64>().ok())
+        .filter(|&c| c != 0)
+        .collect();
+    codes.sort_unstable();
+    codes.dedup();
+    // The codes the summary says already (`exit code 137` is not `exit code 1`).
+    let said: Vec<i64> = ["exit code ", "exited with code "]
+        .iter()
+        .flat_map(|p| summary.match_indices(p).map(move |(i, _)| i + p.len()))
+        .filter_map(|at| {
+            let digits: String = summary[at..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits.parse().ok()
+        })
+        .collect();
+    if codes.is_empty() || codes.iter().any(|c| said.contains(c)) {
+        return summary;
+    }
+    let shown: Vec<String> = codes.iter().map(i64::to_string).collect();
+    format!(
+        "{}; the container's last exit code{}: {}",
+        summary.trim_end().trim_end_matches('.'),
+        if codes.len() > 1 { "s" } else { "" },
+        shown.join(", ")
     )
 }
 
@@ -871,6 +914,40 @@ mod tests {
             meaning: String::new(),
             also_in: None,
         }
+    }
+
+    fn fact(path: &str, value: &str) -> Event {
+        let mut e = Event::new(1, format!("\"exitCode\": {value}"));
+        e.fields = vec![("path".into(), path.into()), ("value".into(), value.into())];
+        e
+    }
+
+    #[test]
+    fn a_summary_says_the_exit_codes_its_evidence_states() {
+        let last = "status.containerstatuses[0].laststate.terminated.exitcode";
+        let init = "status.initcontainerstatuses[0].state.terminated.exitcode";
+        let said = |summary: &str, facts: &[Event]| with_exit_codes(summary.into(), facts.iter());
+        assert_eq!(
+            said(
+                "It keeps exiting.",
+                &[fact(last, "1"), fact(init, "0"), fact(last, "1")]
+            ),
+            "It keeps exiting; the container's last exit code: 1"
+        );
+        assert_eq!(
+            said("x", &[fact(last, "2"), fact(last, "127")]),
+            "x; the container's last exit codes: 2, 127"
+        );
+        // `exit code 137` in the words is not code 1; the code said already, or none: as is.
+        assert_eq!(
+            said("no exit code 137 here", &[fact(last, "1")]),
+            "no exit code 137 here; the container's last exit code: 1"
+        );
+        assert_eq!(
+            said("it got exit code 1", &[fact(last, "1")]),
+            "it got exit code 1"
+        );
+        assert_eq!(said("x", &[fact(init, "0")]), "x");
     }
 
     #[test]
