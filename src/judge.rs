@@ -29,7 +29,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use crate::event::{Event, Micros, SourceKind, TsQuality, MICROS_PER_SEC};
+use crate::event::{format_rfc3339, Event, Micros, SourceKind, TsQuality, MICROS_PER_SEC};
 use crate::history_server::Clusters;
 use crate::objects::{BundleObjects, ObjectRef};
 use crate::rules::engine::Finding;
@@ -440,23 +440,28 @@ fn nodes_back(tl: &Timeline, findings: &mut [Finding]) {
         let first = backs.iter().map(|b| b.0).min().unwrap_or(last);
         let told = format!(
             "{what} at {}, {}:{}, {} after the failure",
-            crate::event::format_rfc3339(last),
+            format_rfc3339(last),
             file_of(tl, line),
             line.line,
             crate::rules::engine::human(last - first),
         );
-        let summary = f.summary.trim_end().trim_end_matches('.').to_string();
-        f.summary = match again.iter().copied().min() {
-            Some(t) => format!(
-                "{summary} (recovered: {told}; failed again at {})",
-                crate::event::format_rfc3339(t)
-            ),
-            None => {
-                f.severity = Some(Severity::Info);
-                format!("{summary} (recovered: {told})")
-            }
-        };
+        let again = again.iter().copied().min();
+        mark_recovered(f, &told, again.map(|t| format!("at {}", format_rfc3339(t))));
     }
+}
+
+/// Says in `f`'s summary that its object recovered (`told`: which line said so, when, how
+/// long after the failure); with no `again` (when it failed again, as the summary words it)
+/// the finding is `info`, else it keeps its severity.
+fn mark_recovered(f: &mut Finding, told: &str, again: Option<String>) {
+    let summary = f.summary.trim_end().trim_end_matches('.');
+    f.summary = match again {
+        Some(again) => format!("{summary} (recovered: {told}; failed again {again})"),
+        None => {
+            f.severity = Some(Severity::Info);
+            format!("{summary} (recovered: {told})")
+        }
+    };
 }
 
 /// Keeps at `info` every finding that only records what a requested stop did.
@@ -1046,17 +1051,8 @@ fn recovered(k: &Kube, stops: &[Stop], findings: &mut [Finding]) {
             line.line,
             crate::rules::engine::human(last.at - first),
         );
-        f.summary = match again {
-            Some(t) => format!(
-                "{summary} (recovered: {told}; failed again {}{})",
-                if aged { "" } else { "at " },
-                moment(t)
-            ),
-            None => {
-                f.severity = Some(Severity::Info);
-                format!("{summary} (recovered: {told})")
-            }
-        };
+        let again = again.map(|t| format!("{}{}", if aged { "" } else { "at " }, moment(t)));
+        mark_recovered(f, &told, again);
     }
 }
 

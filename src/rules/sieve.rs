@@ -188,6 +188,22 @@ impl Pool {
     }
 }
 
+/// Gives the kinds `wants` picks the alternatives `alts` (ids in the pool), or, where a line
+/// has none that a literal can find (`None`), marks them to be parsed whole.
+fn give(
+    per_kind: &mut [(SourceKind, Vec<usize>)],
+    full_kinds: &mut Vec<SourceKind>,
+    alts: Option<&[usize]>,
+    wants: impl Fn(&SourceKind) -> bool,
+) {
+    for (kind, list) in per_kind.iter_mut().filter(|(k, _)| wants(k)) {
+        match alts {
+            Some(alts) => list.extend(alts),
+            None => full_kinds.push(*kind),
+        }
+    }
+}
+
 /// Field names that only facts from Kubernetes objects carry; those files are always parsed
 /// whole, so signals on them need no literal.
 const FACT_FIELDS: [&str; 3] = ["path", "value", "object"];
@@ -374,14 +390,9 @@ impl Sieve {
                 None => None,
             };
             let alts = alts.filter(|a| !a.is_empty()).map(|a| pool.ids(a));
-            for (kind, list) in &mut per_kind {
-                if kinds.contains(kind) {
-                    match &alts {
-                        Some(alts) => list.extend(alts),
-                        None => full_kinds.push(*kind),
-                    }
-                }
-            }
+            give(&mut per_kind, &mut full_kinds, alts.as_deref(), |k| {
+                kinds.contains(k)
+            });
         }
         for (re, sources) in lifecycle {
             let alts: Option<Vec<Vec<String>>> = required_conjunctions(re.as_str())
@@ -389,14 +400,9 @@ impl Sieve {
                 .map(|alt| safe_literals(alt))
                 .collect();
             let alts = alts.filter(|a| !a.is_empty()).map(|a| pool.ids(a));
-            for (kind, list) in &mut per_kind {
-                if sources.is_empty() || sources.contains(kind) {
-                    match &alts {
-                        Some(alts) => list.extend(alts),
-                        None => full_kinds.push(*kind),
-                    }
-                }
-            }
+            give(&mut per_kind, &mut full_kinds, alts.as_deref(), |k| {
+                sources.is_empty() || sources.contains(k)
+            });
         }
         full_kinds.sort();
         full_kinds.dedup();

@@ -79,12 +79,12 @@ fn load_rule_with(origin: &str, text: &str, checked: bool) -> Result<Rule, Vec<L
     // A built-in file is read once, straight into its fields: the suite checks its keys
     // (`builtin_checked`), and the second reading that names unknown and missing keys was a
     // fifth of start-up. One that does not read is read again for its problems.
-    let (raw, unknown) = match checked {
-        false => match toml::from_str::<raw::RawRule>(text) {
-            Ok(raw) => (raw, Vec::new()),
-            Err(_) => parse_raw(origin, text)?,
-        },
-        true => parse_raw(origin, text)?,
+    let once = (!checked)
+        .then(|| toml::from_str::<raw::RawRule>(text).ok())
+        .flatten();
+    let (raw, unknown) = match once {
+        Some(raw) => (raw, Vec::new()),
+        None => parse_raw(origin, text)?,
     };
     let mut p = Problems {
         origin,
