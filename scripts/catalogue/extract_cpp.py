@@ -44,8 +44,12 @@ per file how many of its message sites each wheel holds (which release the file 
 """
 
 import argparse
+import io
+import json
 import re
+import subprocess
 import sys
+import tarfile
 import zipfile
 from bisect import bisect_left
 from pathlib import Path
@@ -426,6 +430,11 @@ def source_files(root: Path):
 def source_version(root: Path, given: str | None) -> str:
     if given:
         return given
+    origin = root / "ORIGIN.toml"
+    if origin.exists():
+        m = re.search(r'version_file = "([^"]+)"', origin.read_text())
+        if m:
+            return m.group(1)
     version_py = root / "python" / "ray" / "_version.py"
     if version_py.exists():
         m = re.search(r'version\s*=\s*"([^"]+)"', version_py.read_text())
@@ -467,70 +476,178 @@ def wheel_version(wheel: Path) -> str:
 
 # --- the run --------------------------------------------------------------------------------
 
+# A plain text search for the error-level call sites (the coverage cross-check) and the macro
+# definitions it leaves out.
+ERROR_SITE = re.compile(r"\bRAY_LOG(?:_EVERY_N|_EVERY_MS|_EVERY_N_OR_DEBUG|_EVERY_MS_OR)?\s*\(\s*"
+                        r"(?:ERROR|FATAL)\b|\bRAY_CHECK(?:_OK|_EQ|_NE|_LT|_LE|_GT|_GE)?\s*\(")
+DEFINE = re.compile(r"#\s*define[^\n]*(?:\\\n[^\n]*)*")
+
+
+def export_tree(spec: str, dest: Path) -> Path:
+    """`GITDIR@REF`: the `src/ray` and `python/ray/_version.py` of REF in the (bare) clone GITDIR,
+    written under `dest` once (`git archive`, no checkout); the tree's directory."""
+    git_dir, _, ref = spec.rpartition("@")
+    if not git_dir or not ref:
+        raise SystemExit(f"--ray-git/--ray-fork takes GITDIR@REF, not {spec!r}")
+    commit = subprocess.run(["git", "--git-dir", git_dir, "rev-parse", f"{ref}^{{commit}}"],
+                            check=True, capture_output=True, text=True).stdout.strip()
+    tree = dest / commit[:12]
+    if not (tree / "src" / "ray").is_dir():
+        tree.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "--git-dir", git_dir, "archive", "--format=tar", commit,
+                                  "src/ray"], check=True, capture_output=True).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(tree, filter="data")
+    version = "source"
+    # Ray writes its version in python/ray/_version.py from 2.3, in __init__.py before.
+    for name in ("python/ray/_version.py", "python/ray/__init__.py"):
+        text = subprocess.run(["git", "--git-dir", git_dir, "show", f"{commit}:{name}"],
+                              capture_output=True, text=True).stdout
+        m = re.search(r'^(?:__)?version(?:__)?\s*=\s*"([^"]+)"', text, re.M)
+        if m:
+            version = m.group(1)
+            break
+    (tree / "ORIGIN.toml").write_text(f'ref = "{ref}"\ncommit = "{commit}"\n'
+                                      f'version_file = "{version}"\n')
+    return tree
+
+
+class Tree:
+    """One source tree read: where it comes from, its version, and whether that version is
+    trusted (a release of Ray's own history) or only what the wheels confirm (a fork's snapshot,
+    whose messages may differ from the release it names, or the file-by-file tree)."""
+
+    def __init__(self, root: Path, version: str, trusted: bool, origin: str):
+        self.root, self.version, self.trusted, self.origin = root, version, trusted, origin
+
+
+def trees_of(opts) -> list[Tree]:
+    dest = Path(opts.trees_dir)
+    trees = []
+    for spec, trusted in [(s, True) for s in opts.ray_git or []] + \
+            [(s, False) for s in opts.ray_fork or []]:
+        root = export_tree(spec, dest)
+        # Named by ref and commit: several forks have a `master`.
+        trees.append(Tree(root, source_version(root, None), trusted,
+                          f"{spec.rpartition('@')[2]}@{root.name}"))
+    if opts.ray_src is not None:
+        v = source_version(opts.ray_src, opts.src_version)
+        trees.append(Tree(opts.ray_src, v, v != "source", str(opts.ray_src)))
+    return trees
+
+
 def main(args=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ray-src", type=Path)
     ap.add_argument("--src-version")
+    ap.add_argument("--ray-git", action="append",
+                    help="GITDIR@REF: a release tag or branch of Ray's history (repeatable)")
+    ap.add_argument("--ray-fork", action="append",
+                    help="GITDIR@REF: a fork's snapshot; only what a wheel confirms (repeatable)")
+    ap.add_argument("--trees-dir", default="target/catalogue/ray-trees")
     ap.add_argument("--wheels", type=Path)
+    ap.add_argument("--keep", type=Path,
+                    help="a previous ray-cpp.jsonl: its entries read file by file (version "
+                         "`source`) that no tree gives are kept as they are")
     opts, _ = ap.parse_known_args(args)
-    if opts.ray_src is None:
-        print("skipped: Ray's C++ source needs --ray-src DIR (a tree with src/ray/...)")
+    kept = []
+    if opts.keep is not None and opts.keep.exists():
+        kept = [json.loads(line) for line in opts.keep.read_text().splitlines() if line.strip()]
+    trees = trees_of(opts)
+    if not trees:
+        print("skipped: Ray's C++ source needs --ray-git GITDIR@REF, --ray-fork GITDIR@REF or "
+              "--ray-src DIR (a tree with src/ray/...)")
         return 0
 
+    # (tree, component, level, template, site, literals) of every message site of every tree.
     found = []
-    files = 0
-    for rel, path in source_files(opts.ray_src):
-        comp = component(rel)
-        files += 1
-        for line, level, template, lits in messages(path.read_text(errors="replace")):
-            found.append((comp, level, template, f"{rel}:{line}", lits))
+    files: dict[str, int] = {}
+    for tree in trees:
+        n = 0
+        # Coverage, per component: error-level sites (ERROR, FATAL, checks) a plain text search
+        # finds, against those the extractor rendered.
+        searched: dict[str, int] = {}
+        rendered: dict[str, int] = {}
+        for rel, path in source_files(tree.root):
+            comp = component(rel)
+            n += 1
+            text = path.read_text(errors="replace")
+            code = DEFINE.sub("", strip_comments(text))
+            searched[comp] = searched.get(comp, 0) + len(ERROR_SITE.findall(code))
+            for line, level, template, lits in messages(text):
+                found.append((tree, comp, level, template, f"{rel}:{line}", lits))
+                if level in ("error", "fatal", "check") and not rel.endswith("common/status.h"):
+                    rendered[comp] = rendered.get(comp, 0) + 1
+        files[tree.origin] = n
+        cover = ", ".join(f"{c} {rendered.get(c, 0)}/{searched[c]}" for c in sorted(searched))
+        print(f"{tree.origin} ({tree.version}): {n} files; error-level sites rendered/found by "
+              f"text search: {cover}", file=sys.stderr)
 
     wheels = sorted(opts.wheels.glob("ray-*.whl"), key=lambda w: version_key(wheel_version(w))) \
         if opts.wheels else []
     cat = Catalogue("ray", "cpp")
     # Per file, how many of its checkable message sites each wheel has: which release
-    # the stored version of the file is closest to.
+    # the file read is closest to.
     per_file: dict[str, dict[str, list[int]]] = {}
     for wheel in wheels:
         v = wheel_version(wheel)
         strings = WheelStrings(wheel)
         n = 0
-        for comp, level, template, site, lits in found:
+        for tree, comp, level, template, site, lits in found:
             if not lits:
                 continue
-            counts = per_file.setdefault(site.rsplit(":", 1)[0], {}).setdefault(v, [0, 0])
+            counts = per_file.setdefault(f"{tree.origin}:{site.rsplit(':', 1)[0]}", {}) \
+                .setdefault(v, [0, 0])
             counts[1] += 1
             if strings.has_all(lits):
                 cat.add(v, comp, level, template, site)
                 counts[0] += 1
                 n += 1
         print(f"{v}: {n} of {len(found)} message sites compiled in", file=sys.stderr)
-    src_v = source_version(opts.ray_src, opts.src_version)
-    for comp, level, template, site, _ in found:
-        cat.add(src_v, comp, level, template, site)
+    for tree, comp, level, template, site, lits in found:
+        # A trusted tree is the release it names; a fork's message counts only where a wheel
+        # has it (added above), or, with no literal to check, under the fork's own label.
+        if tree.trusted or not lits:
+            cat.add(tree.version if tree.trusted else "source", comp, level, template, site)
+    n_kept = 0
+    for entry in kept:
+        if "source" in entry["versions"] and entry["id"] not in cat.entries:
+            cat.entries[entry["id"]] = entry
+            n_kept += 1
+    if kept:
+        print(f"{n_kept} entries kept from {opts.keep}", file=sys.stderr)
     out = cat.write()
-    write_sources(opts.ray_src, src_v, files, wheels, per_file)
-    print(f"{files} files, {len(found)} message sites, {len(cat.entries)} templates -> "
-          f"{out.relative_to(MESSAGES.parents[1])}", file=sys.stderr)
+    write_sources(trees, files, wheels, per_file)
+    print(f"{sum(files.values())} files, {len(found)} message sites, {len(cat.entries)} "
+          f"templates -> {out.relative_to(MESSAGES.parents[1])}", file=sys.stderr)
     return 0
 
 
-def write_sources(root: Path, src_v: str, files: int, wheels: list[Path],
+def write_sources(trees: list[Tree], files: dict[str, int], wheels: list[Path],
                   per_file: dict[str, dict[str, list[int]]]) -> None:
-    """sources-cpp.toml: the source tree read, the wheels checked, and per file how many of
+    """sources-cpp.toml: the source trees read, the wheels checked, and per file how many of
     its message sites (those with a literal of six characters or more) each wheel holds."""
     lines = ["# What patterns/messages/ray-cpp.jsonl was extracted from (scripts/catalogue/extract_cpp.py).", ""]
-    manifest = root / "SOURCES.toml"
-    lines += ["[source]", f'version = "{src_v}"', f"files = {files}"]
-    if manifest.exists():
-        lines += ["", manifest.read_text().strip()]
+    for tree in trees:
+        lines += ["[[tree]]", f'version = "{tree.version}"',
+                  f'trusted = {"true" if tree.trusted else "false"}', f"files = {files[tree.origin]}"]
+        origin = tree.root / "ORIGIN.toml"
+        if origin.exists():
+            lines += [origin.read_text().strip()]
+        manifest = tree.root / "SOURCES.toml"
+        if manifest.exists():
+            lines += ["", manifest.read_text().strip()]
+        lines.append("")
     for wheel in wheels:
-        lines += ["", "[[wheel]]", f'version = "{wheel_version(wheel)}"', f'file = "{wheel.name}"',
+        lines += ["[[wheel]]", f'version = "{wheel_version(wheel)}"', f'file = "{wheel.name}"',
                   f'sha256 = "{sha256(wheel)}"',
                   'read = ["ray/core/src/ray/raylet/raylet", "ray/core/src/ray/gcs/gcs_server", '
-                  '"ray/_raylet.so"]']
+                  '"ray/_raylet.so"]', ""]
+    lines += ["# Entries read file by file earlier and given by no tree are kept (--keep): their "
+              "files are", "# in sources-cpp-by-file.toml.", ""]
     if per_file:
-        lines += ["", "# Message sites of each file found compiled into each wheel (found/checked)."]
+        lines += ["# Message sites of each file (tree ref:path) found compiled into each wheel "
+                  "(found/checked)."]
         lines += ["[compiled_in]"]
         for path in sorted(per_file):
             cells = ", ".join(f'"{v}" = "{a}/{b}"' for v, (a, b) in per_file[path].items())
