@@ -180,6 +180,10 @@ pub const CATALOGUE: &[(&str, &str)] = &[
         "head_service_not_found",
         "the operator cannot find the RayCluster's head service, so the cluster's status is never computed",
     ),
+    (
+        "serve_request_reached_worker_agent",
+        "the operator's Serve API requests went through a Service over every Ray pod, so a worker's dashboard agent answered, and failed, them",
+    ),
     // Known issues of Ray releases found in Ray's tracker (patterns/known/KIS045 and later).
     (
         "ray_start_failure",
