@@ -348,11 +348,18 @@ def messages(text: str):
     code = strip_comments(text)
     line_at = LineIndex(code)
     streams = Streams(code)
+    # A macro's definition is no message site: what it prints is rendered where it is called
+    # (`RAY_CHECK_OK` at each call), so statements inside `#define` are left out.
+    defines = [(d.start(), d.end()) for d in MACRO_DEFINITION.finditer(code)]
+
+    def in_define(at: int) -> bool:
+        i = bisect_left(defines, (at + 1,)) - 1
+        return i >= 0 and defines[i][0] <= at < defines[i][1]
     # Log statements first: where a RAY_EVENT carries the same words, the log's level wins.
     starts = sorted(LOG_START.finditer(code), key=lambda m: m.group(0).startswith("RAY_EVENT"))
     for m in starts:
         level = LEVELS.get(m.group(1))
-        if level is None:
+        if level is None or in_define(m.start()):
             continue
         open_paren = code.index("(", m.start())
         head_end = balanced(code, open_paren)
@@ -367,6 +374,8 @@ def messages(text: str):
         if any(p for p in parts if p):
             yield line_at(m.start()), level, render(parts), literals(parts)
     for m in CHECK_START.finditer(code):
+        if in_define(m.start()):
+            continue
         kind = m.group(1) or ""
         open_paren = m.end() - 1
         args_end = balanced(code, open_paren)
@@ -387,7 +396,7 @@ def messages(text: str):
             lits = [[f" Check failed: {cond} "]]
         yield line_at(m.start()), "check", render(head + parts), lits + literals(parts)
     for m in STATUS_START.finditer(code):
-        if m.group(1) is not None and m.group(1) not in STATUS_BUILDERS:
+        if in_define(m.start()) or (m.group(1) is not None and m.group(1) not in STATUS_BUILDERS):
             continue
         args_end = balanced(code, m.end() - 1)
         args = split_top(code[m.end():args_end - 1], ",")
@@ -481,6 +490,7 @@ def wheel_version(wheel: Path) -> str:
 ERROR_SITE = re.compile(r"\bRAY_LOG(?:_EVERY_N|_EVERY_MS|_EVERY_N_OR_DEBUG|_EVERY_MS_OR)?\s*\(\s*"
                         r"(?:ERROR|FATAL)\b|\bRAY_CHECK(?:_OK|_EQ|_NE|_LT|_LE|_GT|_GE)?\s*\(")
 DEFINE = re.compile(r"#\s*define[^\n]*(?:\\\n[^\n]*)*")
+MACRO_DEFINITION = re.compile(r"^[ \t]*#[ \t]*define\b(?:[^\n]*\\\n)*[^\n]*", re.M)
 
 
 def export_tree(spec: str, dest: Path) -> Path:
