@@ -118,7 +118,7 @@ impl Catalogue {
             .messages
             .iter()
             .filter(|m| m.project == project && m.lang == lang)
-            .flat_map(|m| m.versions.iter().map(String::as_str))
+            .flat_map(|m| m.versions.iter().map(|v| v.as_ref()))
             .collect();
         read.sort_by_key(|v| version_key(v));
         read.dedup();

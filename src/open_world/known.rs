@@ -209,7 +209,7 @@ fn explained(catalogue: &Catalogue, m: &Message, rules: &[Rule]) -> Explained {
         site: m.site.to_string(),
         exception: m.exception.clone(),
         reason: m.reason.clone(),
-        versions: m.versions.clone(),
+        versions: m.versions.iter().map(|v| v.to_string()).collect(),
         versions_read: catalogue.versions_read(&m.project, &m.lang),
         class: class.map(|c| c.class.as_str().to_string()),
         meaning: class.map(|c| c.meaning.clone()),
