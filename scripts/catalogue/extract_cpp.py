@@ -59,6 +59,7 @@ from common import MESSAGES, Catalogue, sha256, version_key  # noqa: E402
 
 COMPONENT_DIRS = [
     ("src/ray/common/memory_monitor", "memory_monitor"),
+    ("src/ray/common/monitors/", "memory_monitor"),
     ("src/ray/raylet/worker_killing_policy", "memory_monitor"),
     ("src/ray/raylet/memory_monitor", "memory_monitor"),
     ("src/ray/gcs/", "gcs"),
