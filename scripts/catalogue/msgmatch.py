@@ -46,6 +46,21 @@ def _find(line: str, piece: str, at: int, before: bool, after: bool) -> int:
 
 
 PARTIAL_MIN = 40
+# Fewest characters of a piece a line cut short may end with and have them counted.
+CUT_MIN = 12
+
+
+def _cut_tail(line: str, piece: str, at: int) -> int:
+    """Characters of `piece` the line ends with, from a word's start at or after `at`, when it
+    is cut short inside the piece (at least CUT_MIN of them), else 0."""
+    rest = line[at:]
+    for k in range(len(rest)):
+        tail = rest[k:]
+        if len(tail) < CUT_MIN:
+            break
+        if (k == 0 or not rest[k - 1].isalnum()) and piece.startswith(tail) and len(tail) < len(piece):
+            return len(tail)
+    return 0
 
 
 def matched(template: str, line: str) -> int | None:
@@ -64,6 +79,12 @@ def matched(template: str, line: str) -> int | None:
         found = _find(line, p, at, start and n == 0, end and n == len(ps) - 1)
         if found >= 0:
             at, got = found, got + len(p)
+        else:
+            # A line cut short inside this piece ends the match: what it holds counts.
+            cut = _cut_tail(line, p, at)
+            if cut:
+                got += cut
+                break
     total = sum(len(p) for p in ps)
     return got if got == total or (got >= PARTIAL_MIN and 2 * got >= total) else None
 

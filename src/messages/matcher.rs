@@ -19,6 +19,8 @@ const MIN_PIECE: usize = 3;
 const MIN_LITERAL: usize = 12;
 /// Fewest literal characters a partial match must hold (see [`in_order`]).
 const PARTIAL_MIN: usize = 40;
+/// Fewest characters of a piece that a line cut short may end with and have them counted.
+const CUT_MIN: usize = 12;
 /// Longest anchor, in bytes: candidates are checked whole anyway, and the automaton's size
 /// grows with the anchors' (whole pieces of some 8,000 templates made it 25 MB).
 const ANCHOR_LEN: usize = 16;
@@ -69,10 +71,31 @@ fn in_order(pieces: &[String], (start, end): (bool, bool), line: &str) -> Option
         if let Some(to) = find_word(line, p, at, start && n == 0, end && n == last) {
             at = to;
             matched += p.len();
+        } else if let Some(cut) = cut_tail(line, p, at) {
+            // A line cut short inside this piece ends the match: what it holds counts.
+            matched += cut;
+            break;
         }
     }
     let total: usize = pieces.iter().map(String::len).sum();
     (matched == total || matched >= PARTIAL_MIN && 2 * matched >= total).then_some(matched)
+}
+
+/// How many characters of `piece` the line ends with, from a word's start at or after `from`,
+/// when it is cut short inside the piece (at least [`CUT_MIN`] of them).
+fn cut_tail(line: &str, piece: &str, from: usize) -> Option<usize> {
+    let rest = line.get(from..)?;
+    rest.char_indices()
+        .take_while(|&(k, _)| rest.len() - k >= CUT_MIN)
+        .filter(|&(k, _)| {
+            !rest[..k]
+                .chars()
+                .next_back()
+                .is_some_and(char::is_alphanumeric)
+        })
+        .map(|(k, _)| &rest[k..])
+        .find(|tail| tail.len() < piece.len() && piece.starts_with(tail))
+        .map(str::len)
 }
 
 /// The end of the first occurrence of `piece` in `line` at or after `from`, with a word

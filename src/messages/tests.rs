@@ -117,3 +117,33 @@ fn a_long_template_matches_a_line_cut_short_and_ranks_above_a_short_one() {
         .best("If users specify ServiceAccountName", None)
         .is_none());
 }
+
+#[test]
+fn a_line_cut_inside_a_piece_counts_what_it_holds_of_it() {
+    // Ray's message is one `{}` and one long piece: a line cut short in the middle of that
+    // piece (a ticket's paste, a truncated event) holds none of it whole.
+    let c = Catalogue::from_files(
+        &[(
+            "t.jsonl",
+            concat!(
+                r#"{"id":"ray-0000000009","project":"ray","lang":"cpp","component":"ray.other","level":"error","template":"Failed to connect to GCS within {} seconds. GCS may have been killed. It's either GCS is terminated by `ray stop` or is killed unexpectedly. If it is killed unexpectedly, see the log file gcs_server.out. The program will terminate.","site":"a.h:1","versions":["2.40.0"]}"#,
+                "\n"
+            ),
+        )],
+        &[],
+    );
+    let cut = "[2024-06-12 10:32:41,512 E 31 61] (raylet) gcs_rpc_client.h:554: Failed to connect to GCS within 60 seconds. GCS may have been killed. It's either GCS is terminated by `ray stop` or is killed unexpectedly.";
+    let best = c.best(cut, None).map(|m| m.message.id.to_string());
+    assert_eq!(best.as_deref(), Some("ray-0000000009"));
+    // Cut too early, less than half the text is there: no match.
+    assert!(c
+        .best(
+            "Failed to connect to GCS within 60 seconds. GCS may have",
+            None
+        )
+        .is_none());
+    // A line that goes on with other words after a piece's start is no cut line.
+    assert!(c
+        .best("Failed to connect to GCS within 60 seconds. GCS may have been killed. It's either GCS is terminated by `ray stop` or is killed unexpectedly. If it is killed expectedly, fine", None)
+        .is_none());
+}
