@@ -52,14 +52,16 @@ CUT_MIN = 12
 
 def _cut_tail(line: str, piece: str, at: int) -> int:
     """Characters of `piece` the line ends with, from a word's start at or after `at`, when it
-    is cut short inside the piece (at least CUT_MIN of them), else 0."""
-    rest = line[at:]
-    for k in range(len(rest)):
+    is cut short inside the piece (at least CUT_MIN of them), else 0. Such a tail begins with
+    the piece's first CUT_MIN characters, so only their occurrences are tried."""
+    rest, head = line[at:], piece[:CUT_MIN]
+    k = rest.find(head)
+    while k >= 0:
         tail = rest[k:]
-        if len(tail) < CUT_MIN:
-            break
-        if (k == 0 or not rest[k - 1].isalnum()) and piece.startswith(tail) and len(tail) < len(piece):
+        if (k == 0 or not rest[k - 1].isalnum()) and CUT_MIN <= len(tail) < len(piece) \
+                and piece.startswith(tail):
             return len(tail)
+        k = rest.find(head, k + 1)
     return 0
 
 

@@ -82,19 +82,24 @@ fn in_order(pieces: &[String], (start, end): (bool, bool), line: &str) -> Option
 }
 
 /// How many characters of `piece` the line ends with, from a word's start at or after `from`,
-/// when it is cut short inside the piece (at least [`CUT_MIN`] of them).
+/// when it is cut short inside the piece (at least [`CUT_MIN`] of them). Such a tail begins
+/// with the piece's first [`CUT_MIN`] bytes, so only their occurrences are tried.
 fn cut_tail(line: &str, piece: &str, from: usize) -> Option<usize> {
     let rest = line.get(from..)?;
-    rest.char_indices()
-        .take_while(|&(k, _)| rest.len() - k >= CUT_MIN)
-        .filter(|&(k, _)| {
+    let mut n = CUT_MIN.min(piece.len());
+    while !piece.is_char_boundary(n) {
+        n -= 1;
+    }
+    rest.match_indices(&piece[..n])
+        .map(|(k, _)| k)
+        .filter(|&k| {
             !rest[..k]
                 .chars()
                 .next_back()
                 .is_some_and(char::is_alphanumeric)
         })
-        .map(|(k, _)| &rest[k..])
-        .find(|tail| tail.len() < piece.len() && piece.starts_with(tail))
+        .map(|k| &rest[k..])
+        .find(|tail| tail.len() >= CUT_MIN && tail.len() < piece.len() && piece.starts_with(tail))
         .map(str::len)
 }
 
