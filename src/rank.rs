@@ -323,16 +323,30 @@ fn with_exception(summary: String, evidence: &[Evidence]) -> String {
 }
 
 /// `summary` with the exit codes its evidence's container states give (a pod's
-/// `lastState.terminated.exitCode`, a describe's `Exit Code:`), where it names none: a crash
-/// loop's rule says the code is in the evidence, and the reader wants it on the first line.
+/// `lastState.terminated.exitCode`, a describe's `Exit Code:`), each with the reason
+/// Kubernetes recorded beside it (`Error`, `ContainerCannotRun`, …) when the evidence holds
+/// that sibling of the same container, where the summary names no code: a crash loop's rule
+/// says the code is in the evidence, and the reader wants it on the first line.
 fn with_exit_codes<'e>(summary: String, evidence: impl Iterator<Item = &'e Event>) -> String {
-    let mut codes: Vec<i64> = evidence
-        .filter(|ev| {
-            ev.field("path")
-                .is_some_and(|p| p.to_ascii_lowercase().ends_with("exitcode"))
+    let facts: Vec<(&str, String, &str)> = evidence
+        .filter_map(|ev| {
+            let path = ev.field("path")?.to_ascii_lowercase();
+            Some((ev.field("object").unwrap_or(""), path, ev.field("value")?))
         })
-        .filter_map(|ev| ev.field("value")?.trim().parse::<i64>().ok())
-        .filter(|&c| c != 0)
+        .collect();
+    let reason_of = |object: &str, stem: &str| {
+        facts
+            .iter()
+            .find(|(o, p, _)| *o == object && p.strip_suffix("reason") == Some(stem))
+            .map(|(_, _, v)| v.trim())
+    };
+    let mut codes: Vec<(i64, Option<&str>)> = facts
+        .iter()
+        .filter_map(|(object, path, value)| {
+            let stem = path.strip_suffix("exitcode")?;
+            let code = value.trim().parse::<i64>().ok().filter(|&c| c != 0)?;
+            Some((code, reason_of(object, stem)))
+        })
         .collect();
     codes.sort_unstable();
     codes.dedup();
@@ -348,14 +362,20 @@ fn with_exit_codes<'e>(summary: String, evidence: impl Iterator<Item = &'e Event
             digits.parse().ok()
         })
         .collect();
-    if codes.is_empty() || codes.iter().any(|c| said.contains(c)) {
+    if codes.is_empty() || codes.iter().any(|(c, _)| said.contains(c)) {
         return summary;
     }
-    let shown: Vec<String> = codes.iter().map(i64::to_string).collect();
+    let shown: Vec<String> = codes
+        .iter()
+        .map(|(code, reason)| match reason {
+            Some(r) => format!("{code} ({r})"),
+            None => code.to_string(),
+        })
+        .collect();
     format!(
         "{}; the container's last exit code{}: {}",
         summary.trim_end().trim_end_matches('.'),
-        if codes.len() > 1 { "s" } else { "" },
+        if shown.len() > 1 { "s" } else { "" },
         shown.join(", ")
     )
 }
@@ -922,6 +942,12 @@ mod tests {
         e
     }
 
+    fn fact_of(object: &str, path: &str, value: &str) -> Event {
+        let mut e = fact(path, value);
+        e.fields.push(("object".into(), object.into()));
+        e
+    }
+
     #[test]
     fn a_summary_says_the_exit_codes_its_evidence_states() {
         let last = "status.containerstatuses[0].laststate.terminated.exitcode";
@@ -948,6 +974,45 @@ mod tests {
             "it got exit code 1"
         );
         assert_eq!(said("x", &[fact(init, "0")]), "x");
+    }
+
+    #[test]
+    fn an_exit_code_is_said_with_the_reason_beside_it() {
+        let said = |facts: &[Event]| with_exit_codes("It keeps exiting.".into(), facts.iter());
+        let (a, b) = ("Pod/ml/a-head-1", "Pod/ml/a-worker-2");
+        let code = "status.containerstatuses[0].laststate.terminated.exitcode";
+        let reason = "status.containerstatuses[0].laststate.terminated.reason";
+        assert_eq!(
+            said(&[fact_of(a, code, "1"), fact_of(a, reason, "Error")]),
+            "It keeps exiting; the container's last exit code: 1 (Error)"
+        );
+        // A describe's `Reason:` and `Exit Code:` of its `Last State:`.
+        assert_eq!(
+            said(&[
+                fact_of(a, "containers.ray-head.laststate.reason", "ContainerCannotRun"),
+                fact_of(a, "containers.ray-head.laststate.exitcode", "128"),
+            ]),
+            "It keeps exiting; the container's last exit code: 128 (ContainerCannotRun)"
+        );
+        // Another pod's reason, or another container's, is not this code's.
+        assert_eq!(
+            said(&[
+                fact_of(a, code, "1"),
+                fact_of(b, reason, "Error"),
+                fact_of(a, "status.containerstatuses[1].laststate.terminated.reason", "Error"),
+            ]),
+            "It keeps exiting; the container's last exit code: 1"
+        );
+        // Two pods, the same code and reason: said once.
+        assert_eq!(
+            said(&[
+                fact_of(a, code, "1"),
+                fact_of(a, reason, "Error"),
+                fact_of(b, code, "1"),
+                fact_of(b, reason, "Error"),
+            ]),
+            "It keeps exiting; the container's last exit code: 1 (Error)"
+        );
     }
 
     #[test]
