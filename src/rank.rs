@@ -325,8 +325,9 @@ fn with_exception(summary: String, evidence: &[Evidence]) -> String {
 /// `summary` with the exit codes its evidence's container states give (a pod's
 /// `lastState.terminated.exitCode`, a describe's `Exit Code:`), each with the reason
 /// Kubernetes recorded beside it (`Error`, `ContainerCannotRun`, …) when the evidence holds
-/// that sibling of the same container, where the summary names no code: a crash loop's rule
-/// says the code is in the evidence, and the reader wants it on the first line.
+/// that sibling of the same container (unless the summary has it as a word), where the summary
+/// names no code: a crash loop's rule says the code is in the evidence, and the reader wants
+/// it on the first line.
 fn with_exit_codes<'e>(summary: String, evidence: impl Iterator<Item = &'e Event>) -> String {
     let facts: Vec<(&str, String, &str)> = evidence
         .filter_map(|ev| {
@@ -368,8 +369,14 @@ fn with_exit_codes<'e>(summary: String, evidence: impl Iterator<Item = &'e Event
     let shown: Vec<String> = codes
         .iter()
         .map(|(code, reason)| match reason {
-            Some(r) => format!("{code} ({r})"),
-            None => code.to_string(),
+            Some(r)
+                if !summary
+                    .split(|c: char| !c.is_alphanumeric())
+                    .any(|w| w == *r) =>
+            {
+                format!("{code} ({r})")
+            }
+            _ => code.to_string(),
         })
         .collect();
     format!(
@@ -989,7 +996,11 @@ mod tests {
         // A describe's `Reason:` and `Exit Code:` of its `Last State:`.
         assert_eq!(
             said(&[
-                fact_of(a, "containers.ray-head.laststate.reason", "ContainerCannotRun"),
+                fact_of(
+                    a,
+                    "containers.ray-head.laststate.reason",
+                    "ContainerCannotRun"
+                ),
                 fact_of(a, "containers.ray-head.laststate.exitcode", "128"),
             ]),
             "It keeps exiting; the container's last exit code: 128 (ContainerCannotRun)"
@@ -999,9 +1010,27 @@ mod tests {
             said(&[
                 fact_of(a, code, "1"),
                 fact_of(b, reason, "Error"),
-                fact_of(a, "status.containerstatuses[1].laststate.terminated.reason", "Error"),
+                fact_of(
+                    a,
+                    "status.containerstatuses[1].laststate.terminated.reason",
+                    "Error"
+                ),
             ]),
             "It keeps exiting; the container's last exit code: 1"
+        );
+        // A reason the summary says already is not said again (`ValueError` is not `Error`).
+        assert_eq!(
+            with_exit_codes(
+                "It says OOMKilled; ValueError".into(),
+                [
+                    fact_of(a, code, "137"),
+                    fact_of(a, reason, "OOMKilled"),
+                    fact_of(b, code, "1"),
+                    fact_of(b, reason, "Error"),
+                ]
+                .iter()
+            ),
+            "It says OOMKilled; ValueError; the container's last exit codes: 1 (Error), 137"
         );
         // Two pods, the same code and reason: said once.
         assert_eq!(
