@@ -179,7 +179,7 @@ pub fn rank(
     for (echo, cause) in echoes(tl, &by_id, &parent, &objects_of) {
         parent.insert(echo, cause);
     }
-    let evidence_of = |m: &Merged| -> Vec<Evidence> {
+    let evidence_of = |m: &Merged, quote: Quote| -> Vec<Evidence> {
         let mut refs = m.evidence.clone();
         refs.sort_by(|a, b| a.0.cmp(&b.0));
         refs.dedup_by(|a, b| a.0.event == b.0.event);
@@ -217,18 +217,24 @@ pub fn rank(
                     summary: summaries
                         .get(&s.best)
                         .map_or(r.summary.clone(), |x| x.to_string()),
-                    evidence: evidence_of(s),
+                    evidence: evidence_of(s, quote),
                 }
             })
             .collect();
         symptoms.sort_by(|a, b| a.id.cmp(&b.id));
-        let evidence = evidence_of(m);
+        let evidence = evidence_of(m, quote);
+        // The exception is read from the whole records: a cut one may have lost its
+        // traceback's header or frames, and the summary is the same whatever the quoting.
+        let whole = match quote {
+            Quote::Whole => None,
+            Quote::Cut => Some(evidence_of(m, Quote::Whole)),
+        };
         let summary = with_exit_codes(
             with_exception(
                 summaries
                     .get(&m.best)
                     .map_or(rule.summary.clone(), |x| x.to_string()),
-                &evidence,
+                whole.as_deref().unwrap_or(&evidence),
             ),
             m.evidence
                 .iter()
