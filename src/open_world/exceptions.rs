@@ -55,6 +55,8 @@ impl Failure {
             format!("{} (cut off before the exception line)", self.kind)
         } else if self.message.is_empty() {
             self.kind.clone()
+        } else if let Some(more) = self.announced() {
+            format!("{}: {} {more}", self.kind, self.message)
         } else {
             format!("{}: {}", self.kind, self.message)
         };
@@ -62,6 +64,34 @@ impl Failure {
             s.push_str(&format!(" at {f}"));
         }
         s
+    }
+}
+
+/// Whether an exception's message announces what follows it below: `… terminated with:`
+/// (gRPC), `Run cmd[3] failed with the following details.` (Ray's runtime env, then the
+/// command's output).
+fn announces(message: &str) -> bool {
+    message.ends_with(':') || message.ends_with("the following details.")
+}
+
+impl Failure {
+    /// What a message that announces its rest says below it, as the headline quotes it: the
+    /// last `ERROR: ` line of a command's output (pip's `No matching distribution found for
+    /// …`), else, after a `:`, the lines themselves; cut to 240 characters.
+    fn announced(&self) -> Option<String> {
+        const MORE_MAX: usize = 240;
+        if !announces(&self.message) || self.more.is_empty() {
+            return None;
+        }
+        let rest = match self.more.rfind("ERROR: ") {
+            Some(at) => &self.more[at..],
+            None if self.message.ends_with(':') => &self.more,
+            None => return None,
+        };
+        Some(match rest.char_indices().nth(MORE_MAX) {
+            Some((at, _)) => format!("{} …", &rest[..at]),
+            None => rest.to_string(),
+        })
     }
 }
 
@@ -378,13 +408,23 @@ fn python(after: &str) -> Failure {
             ended_in_frame = false;
             continue;
         }
-        // Source lines under a frame, carets, and the chained-exception prose.
+        // A message that ends in `:` goes on below, indented: gRPC's `<_InactiveRpcError of
+        // RPC that terminated with:` and its `status = …` and `details = "…"` (its debug
+        // string repeats the details).
+        let goes_on = last_exception.as_ref().is_some_and(|(_, m)| announces(m)) && !ended_in_frame;
         if line.starts_with(' ') || line.starts_with('\t') {
+            let t = line.trim();
+            if goes_on && !t.starts_with("debug_error_string") {
+                more.push(t);
+            }
             continue;
         }
-        // An unindented line after the exception line goes on with its message.
+        // An unindented line after the exception line goes on with its message (a repr's
+        // closing `>` says nothing).
         if last_exception.is_some() && !ended_in_frame {
-            more.push(line.trim());
+            if line.trim() != ">" {
+                more.push(line.trim());
+            }
             continue;
         }
         if i + 1 == lines.len() && last_exception.is_none() {
@@ -739,6 +779,32 @@ FileNotFoundError: [Errno 2] No such file or directory: '/models/weights.pt'"#;
         // A chained exception starts over.
         let f = failure("Traceback (most recent call last):\n  File \"a.py\", line 1, in f\nKeyError: 'x'\nmore of it\n\nDuring handling of the above exception, another exception occurred:\n\nTraceback (most recent call last):\n  File \"b.py\", line 2, in g\nValueError: bad").unwrap();
         assert_eq!(f.kind, "ValueError");
+        assert_eq!(f.more, "");
+    }
+
+    /// A gRPC error's message announces what follows (`… terminated with:`): the indented
+    /// `status` and `details` below are the message's rest, and the headline says them; the
+    /// debug string (the details again) and the closing `>` are left out.
+    #[test]
+    fn a_message_ending_in_a_colon_is_said_with_what_follows() {
+        let text = "Traceback (most recent call last):\n  File \"/home/ray/anaconda3/lib/python3.9/site-packages/ray/scripts/scripts.py\", line 2437, in healthcheck\ngrpc._channel._InactiveRpcError: <_InactiveRpcError of RPC that terminated with:\n\tstatus = StatusCode.UNAVAILABLE\n\tdetails = \"DNS resolution failed for x-head-svc.ml.svc.cluster.local:6379: Domain name not found\"\n\tdebug_error_string = \"UNKNOWN:DNS resolution failed\"\n>";
+        let f = failure(text).unwrap();
+        assert_eq!(
+            f.more,
+            "status = StatusCode.UNAVAILABLE details = \"DNS resolution failed for x-head-svc.ml.svc.cluster.local:6379: Domain name not found\""
+        );
+        assert_eq!(
+            f.headline(),
+            "_InactiveRpcError: <_InactiveRpcError of RPC that terminated with: status = StatusCode.UNAVAILABLE details = \"DNS resolution failed for x-head-svc.ml.svc.cluster.local:6379: Domain name not found\" at scripts/scripts.py:2437 in healthcheck"
+        );
+        // A command's output: its last `ERROR:` line.
+        let f = failure("Traceback (most recent call last):\n  File \"a.py\", line 1, in f\nray._private.runtime_env.utils.SubprocessCalledProcessError: Run cmd[3] failed with the following details.\nCommand '['python', '-m', 'pip', 'install']' returned non-zero exit status 1.\nLast 50 lines of stdout:\n    ERROR: Could not find a version that satisfies the requirement torchvision==0.99.1 (from versions: 0.15.1)\n    ERROR: No matching distribution found for torchvision==0.99.1").unwrap();
+        assert_eq!(
+            f.headline(),
+            "SubprocessCalledProcessError: Run cmd[3] failed with the following details. ERROR: No matching distribution found for torchvision==0.99.1 at a.py:1 in f"
+        );
+        // Indented lines after a message that announces nothing are source lines: not kept.
+        let f = failure("Traceback (most recent call last):\n  File \"a.py\", line 1, in f\nKeyError: 'x'\n    x = 1").unwrap();
         assert_eq!(f.more, "");
     }
 
