@@ -181,6 +181,10 @@ pub const CATALOGUE: &[(&str, &str)] = &[
         "the operator cannot find the RayCluster's head service, so the cluster's status is never computed",
     ),
     (
+        "node_departure_reported_dead",
+        "benign: Ray 1.x reports a node that left, the autoscaler's idle removals included, as marked dead for missed heartbeats",
+    ),
+    (
         "serve_request_reached_worker_agent",
         "the operator's Serve API requests went through a Service over every Ray pod, so a worker's dashboard agent answered, and failed, them",
     ),
