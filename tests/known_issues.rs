@@ -260,7 +260,7 @@ fn a_ray_known_issue_follows_the_stated_ray_version() {
     );
 }
 
-/// The known issues from Ray's tracker (KIS042–KIS043, KIS045–KIS052, KIS060–KIS061, KIS067–KIS076: Ray's core; KIS062–KIS063, KIS077 on: Ray's libraries and their dependencies): each `fires` fixture states the Ray
+/// The known issues from Ray's tracker (KIS039, KIS042–KIS043, KIS045–KIS052, KIS060–KIS061, KIS067–KIS076: Ray's core; KIS062–KIS063, KIS077 on: Ray's libraries and their dependencies): each `fires` fixture states the Ray
 /// version in `ray-version.txt` (`ray, version X`); the table gives that version, versions
 /// outside the issue's range (the release that fixed it, or one before it began), and the
 /// issue's number.
@@ -300,6 +300,7 @@ const RAY_TRACKER: &[(&str, u64, &str, &[&str])] = &[
     ("KIS078", 64275, "2.55.1", &["2.57.0", "2.42.1"]),
     ("KIS079", 64766, "2.56.0", &["2.56.1", "2.55.1"]),
     ("KIS042", 56157, "2.47.1", &["2.50.0", "2.46.0"]),
+    ("KIS039", 65507, "2.57.1", &["2.59.0", "2.56.0"]),
     ("KIS043", 36231, "2.5.0", &["2.5.1", "2.4.0"]),
     ("KIS080", 52975, "2.46.0", &["2.47.0", "2.45.0"]),
     ("KIS090", 36319, "2.6.0", &["2.6.1", "2.4.0"]),
