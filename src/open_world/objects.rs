@@ -520,7 +520,10 @@ fn warnings_and_progress(events: &[Event]) -> (WarningGroups, Progress) {
                 *e = t;
             }
         }
-        if kind == "Warning" && FAILING_EVENT_REASONS.contains(&reason) {
+        if kind == "Warning"
+            && FAILING_EVENT_REASONS.contains(&reason)
+            && !by_design_warning(reason, &ev.message)
+        {
             groups
                 .entry((object, reason.to_string()))
                 .or_default()
@@ -528,6 +531,15 @@ fn warnings_and_progress(events: &[Event]) -> (WarningGroups, Progress) {
         }
     }
     (groups, progress)
+}
+
+/// A Warning event that KubeRay raises by design on a healthy object: `Readiness probe
+/// failed: success` is the readiness probe of a worker Pod without a Serve replica, whose raylet
+/// check passed (`success`) and whose Serve proxy check failed because Ray 2.8 and later run no
+/// proxy on a node without replicas (KubeRay 1.1 and later; documented in ray-project/ray#51095).
+/// KUB007 still counts it when a listing shows it going on for long.
+fn by_design_warning(reason: &str, message: &str) -> bool {
+    reason == "Unhealthy" && message.trim_end() == "Readiness probe failed: success"
 }
 
 /// Whether the object's progress came after the last of its warnings `idxs`.
