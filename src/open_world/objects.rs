@@ -682,7 +682,8 @@ fn ray_namespaces(events: &[Event]) -> BTreeSet<&str> {
         .filter_map(|e| e.field("object"))
         .filter_map(|o| {
             let p: Vec<&str> = o.split('/').collect();
-            (p.len() == 3 && p[0].to_ascii_lowercase().starts_with("ray")).then_some(p[1])
+            // `then`, not `then_some`: an object with fewer than two parts has no `p[1]`.
+            (p.len() == 3 && p[0].to_ascii_lowercase().starts_with("ray")).then(|| p[1])
         })
         .collect()
 }
@@ -882,5 +883,13 @@ mod tests {
         assert_eq!(p.len(), 1, "{p:?}");
         assert_eq!(p[0].reason, "FailedMount");
         assert!(!p[0].hard);
+    }
+
+    /// An events row whose OBJECT cell has no `kind/` (a hand-trimmed table) names no
+    /// namespace; reading it must not index past its one part.
+    #[test]
+    fn an_object_without_a_kind_is_read() {
+        let e = event("Warning", "FailedScheduling", "raycluster-x", 10);
+        assert_eq!(problems(&[e]).len(), 1);
     }
 }
