@@ -108,8 +108,12 @@ pub fn problems(events: &[Event]) -> Vec<Problem> {
     scan.condition_problems();
     scan.attach_state_messages(events);
     let Scan {
-        mut found, healthy, ..
+        mut found,
+        healthy,
+        healthy_age,
+        ..
     } = scan;
+    found.retain(|p| !healthy_in_later_listing(p, events, &healthy_age));
     found.extend(warning_events(events, &healthy));
     let namespaces = ray_namespaces(events);
     found.retain(|p| relevant(&p.object, &namespaces) && !replaced(&p.object, &healthy));
@@ -139,6 +143,8 @@ struct Scan {
     messages: BTreeMap<(String, String), usize>,
     /// Objects a `kubectl get` row has shown `Terminating`: deleted on request.
     terminating: BTreeSet<String>,
+    /// The largest AGE (seconds) at which a `kubectl get` row showed each object healthy.
+    healthy_age: BTreeMap<String, i64>,
 }
 
 impl Scan {
@@ -228,6 +234,10 @@ impl Scan {
         }
         if HEALTHY_STATUS.contains(&value) && !(value == "Running" && ready_short) {
             self.healthy.insert(object.to_string());
+            if let Some(age) = row_age(ev) {
+                let e = self.healthy_age.entry(object.to_string()).or_insert(age);
+                *e = (*e).max(age);
+            }
             return;
         }
         if value.is_empty() || value.starts_with("Init:") && value[5..].contains('/') {
@@ -476,9 +486,13 @@ fn failing_reason(reason: &str) -> bool {
 /// resolved and whose object no fact shows healthy.
 fn warning_events(events: &[Event], healthy: &BTreeSet<String>) -> Vec<Problem> {
     let (groups, progress) = warnings_and_progress(events);
+    let admitted = gang_admitted(events);
     let mut out = Vec::new();
     for ((object, reason), idxs) in groups {
         if healthy.contains(&object) || healthy.iter().any(|h| same_object(h, &object)) {
+            continue;
+        }
+        if admitted && idxs.iter().all(|&i| gang_wait(&reason, &events[i].message)) {
             continue;
         }
         if resolved(events, &idxs, progress.get(&object.to_lowercase())) {
@@ -520,7 +534,10 @@ fn warnings_and_progress(events: &[Event]) -> (WarningGroups, Progress) {
                 *e = t;
             }
         }
-        if kind == "Warning" && FAILING_EVENT_REASONS.contains(&reason) {
+        if kind == "Warning"
+            && FAILING_EVENT_REASONS.contains(&reason)
+            && !by_design_warning(reason, &ev.message)
+        {
             groups
                 .entry((object, reason.to_string()))
                 .or_default()
@@ -528,6 +545,70 @@ fn warnings_and_progress(events: &[Event]) -> (WarningGroups, Progress) {
         }
     }
     (groups, progress)
+}
+
+/// The AGE of a `kubectl get` row, in seconds.
+fn row_age(ev: &Event) -> Option<i64> {
+    ev.field("age")
+        .and_then(|a| crate::parse::tree::age_cell(a).last_secs)
+}
+
+/// A soft `kubectl get` problem (`Pending`, running but not ready) of an object that another
+/// listing shows healthy at a larger AGE: a pod only grows older, so that listing was taken
+/// later and the problem is history (a pod queued, then scheduled). A hard state (a crash, a
+/// failed pull) is kept: a pod recreated under the same name would be younger, not older.
+fn healthy_in_later_listing(
+    p: &Problem,
+    events: &[Event],
+    healthy_age: &BTreeMap<String, i64>,
+) -> bool {
+    if p.hard || p.evidence.len() != 1 {
+        return false;
+    }
+    let Some(&healthy) = healthy_age.get(&p.object) else {
+        return false;
+    };
+    let Some(ev) = p.evidence.first().and_then(|&i| events.get(i)) else {
+        return false;
+    };
+    ev.field("path") == Some("get.status") && row_age(ev).is_some_and(|age| healthy > age)
+}
+
+/// Volcano's gang scheduler reports `FailedScheduling` with `tasks in gang unschedulable: pod
+/// group is not ready` while a PodGroup waits in its queue for room for the whole gang. When
+/// every PodGroup the bundle shows is `Running`, the gang was admitted and the waits are history
+/// (the queue freed up, the pods were placed); a PodGroup still `Pending` or `Inqueue` keeps them.
+fn gang_admitted(events: &[Event]) -> bool {
+    let mut seen = false;
+    for ev in events.iter().filter(|e| is_fact_kind(e.kind)) {
+        let (Some(object), Some("status.phase")) = (ev.field("object"), ev.field("path")) else {
+            continue;
+        };
+        if !object.starts_with("PodGroup/") {
+            continue;
+        }
+        if ev.field("value").map(str::trim) != Some("Running") {
+            return false;
+        }
+        seen = true;
+    }
+    seen
+}
+
+/// A gang-scheduling wait (see [`gang_admitted`]).
+fn gang_wait(reason: &str, message: &str) -> bool {
+    reason == "FailedScheduling"
+        && message.contains("tasks in gang unschedulable")
+        && message.contains("pod group is not ready")
+}
+
+/// A Warning event that KubeRay raises by design on a healthy object: `Readiness probe
+/// failed: success` is the readiness probe of a worker Pod without a Serve replica, whose raylet
+/// check passed (`success`) and whose Serve proxy check failed because Ray 2.8 and later run no
+/// proxy on a node without replicas (KubeRay 1.1 and later; documented in ray-project/ray#51095).
+/// KUB007 still counts it when a listing shows it going on for long.
+fn by_design_warning(reason: &str, message: &str) -> bool {
+    reason == "Unhealthy" && message.trim_end() == "Readiness probe failed: success"
 }
 
 /// Whether the object's progress came after the last of its warnings `idxs`.
@@ -670,7 +751,8 @@ fn ray_namespaces(events: &[Event]) -> BTreeSet<&str> {
         .filter_map(|e| e.field("object"))
         .filter_map(|o| {
             let p: Vec<&str> = o.split('/').collect();
-            (p.len() == 3 && p[0].to_ascii_lowercase().starts_with("ray")).then_some(p[1])
+            // `then`, not `then_some`: an object with fewer than two parts has no `p[1]`.
+            (p.len() == 3 && p[0].to_ascii_lowercase().starts_with("ray")).then(|| p[1])
         })
         .collect()
 }
@@ -870,5 +952,70 @@ mod tests {
         assert_eq!(p.len(), 1, "{p:?}");
         assert_eq!(p[0].reason, "FailedMount");
         assert!(!p[0].hard);
+    }
+
+    /// A pod `Pending` in one `kubectl get` and `Running` at a larger AGE in another was
+    /// queued, then placed; `Running` at a smaller AGE says nothing of the later state.
+    #[test]
+    fn pending_then_running_at_a_larger_age_is_history() {
+        let row = |name: &str, status: &str, ready: &str, age: &str| {
+            let mut e = fact(SourceKind::KubeTable, name, "get.status", status);
+            e.fields.push(("ready".into(), ready.into()));
+            e.fields.push(("age".into(), age.into()));
+            e
+        };
+        let head = "Pod//raycluster-kuberay-head-6668q";
+        let later = vec![
+            row(head, "Pending", "0/1", "2m12s"),
+            row(head, "Running", "1/1", "9m4s"),
+        ];
+        assert!(problems(&later).is_empty(), "{:?}", problems(&later));
+        let earlier = vec![
+            row(head, "Pending", "0/1", "2m12s"),
+            row(head, "Running", "1/1", "1m0s"),
+        ];
+        assert_eq!(problems(&earlier).len(), 1);
+        let crashed = vec![
+            row(head, "CrashLoopBackOff", "0/1", "2m12s"),
+            row(head, "Running", "1/1", "9m4s"),
+        ];
+        assert_eq!(problems(&crashed).len(), 1);
+    }
+
+    /// Volcano's gang wait is history once every PodGroup is `Running`; a PodGroup still
+    /// `Inqueue` keeps it (kuberay#4473).
+    #[test]
+    fn gang_wait_is_resolved_by_running_pod_groups() {
+        let mut wait = event("Warning", "FailedScheduling", "", 10);
+        wait.message = "3/3 tasks in gang unschedulable: pod group is not ready, 3 Pending, 3 minAvailable; Pending: 3 Undetermined".into();
+        let pg = |phase: &str| {
+            fact(
+                SourceKind::KubeObject,
+                "PodGroup/test/ray-test-cluster-1-pg",
+                "status.phase",
+                phase,
+            )
+        };
+        assert!(problems(&[wait.clone(), pg("Running")]).is_empty());
+        assert_eq!(problems(&[wait.clone(), pg("Inqueue")]).len(), 1);
+        assert_eq!(problems(&[wait]).len(), 1);
+    }
+
+    /// `Readiness probe failed: success` is a worker without a Serve replica (ray#51095).
+    #[test]
+    fn readiness_success_is_by_design() {
+        let mut e = event("Warning", "Unhealthy", "Pod/default/x-worker-77rzk", 10);
+        e.message = "Readiness probe failed: success".into();
+        assert!(problems(&[e.clone()]).is_empty());
+        e.message = "Readiness probe failed: timeout".into();
+        assert_eq!(problems(&[e]).len(), 1);
+    }
+
+    /// An events row whose OBJECT cell has no `kind/` (a hand-trimmed table) names no
+    /// namespace; reading it must not index past its one part.
+    #[test]
+    fn an_object_without_a_kind_is_read() {
+        let e = event("Warning", "FailedScheduling", "raycluster-x", 10);
+        assert_eq!(problems(&[e]).len(), 1);
     }
 }
