@@ -553,10 +553,11 @@ fn row_age(ev: &Event) -> Option<i64> {
         .and_then(|a| crate::parse::tree::age_cell(a).last_secs)
 }
 
-/// A soft `kubectl get` problem (`Pending`, running but not ready) of an object that another
-/// listing shows healthy at a larger AGE: a pod only grows older, so that listing was taken
-/// later and the problem is history (a pod queued, then scheduled). A hard state (a crash, a
-/// failed pull) is kept: a pod recreated under the same name would be younger, not older.
+/// A `kubectl get` row of a pod `Pending` that another listing shows healthy at a larger AGE:
+/// a pod only grows older, so that listing was taken later and the pod was queued, then
+/// scheduled. A hard state (a crash, a failed pull) is kept: a pod recreated under the same
+/// name would be younger, not older. A pod running but not ready, then ready, is the judge's
+/// (`judge::row_back`): it says how long the pod was down.
 fn healthy_in_later_listing(
     p: &Problem,
     events: &[Event],
@@ -571,7 +572,9 @@ fn healthy_in_later_listing(
     let Some(ev) = p.evidence.first().and_then(|&i| events.get(i)) else {
         return false;
     };
-    ev.field("path") == Some("get.status") && row_age(ev).is_some_and(|age| healthy > age)
+    ev.field("path") == Some("get.status")
+        && ev.field("value").map(str::trim) == Some("Pending")
+        && row_age(ev).is_some_and(|age| healthy > age)
 }
 
 /// Volcano's gang scheduler reports `FailedScheduling` with `tasks in gang unschedulable: pod
