@@ -65,16 +65,7 @@ impl Failure {
         }
         s
     }
-}
 
-/// Whether an exception's message announces what follows it below: `… terminated with:`
-/// (gRPC), `Run cmd[3] failed with the following details.` (Ray's runtime env, then the
-/// command's output).
-fn announces(message: &str) -> bool {
-    message.ends_with(':') || message.ends_with("the following details.")
-}
-
-impl Failure {
     /// What a message that announces its rest says below it, as the headline quotes it: the
     /// last `ERROR: ` line of a command's output (pip's `No matching distribution found for
     /// …`), else, after a `:`, the lines themselves; cut to 240 characters.
@@ -93,6 +84,13 @@ impl Failure {
             None => rest.to_string(),
         })
     }
+}
+
+/// Whether an exception's message announces what follows it below: `… terminated with:`
+/// (gRPC), `Run cmd[3] failed with the following details.` (Ray's runtime env, then the
+/// command's output).
+fn announces(message: &str) -> bool {
+    message.ends_with(':') || message.ends_with("the following details.")
 }
 
 const TRACEBACK: &str = "Traceback (most recent call last):";

@@ -547,10 +547,12 @@ fn warnings_and_progress(events: &[Event]) -> (WarningGroups, Progress) {
     (groups, progress)
 }
 
-/// The AGE of a `kubectl get` row, in seconds.
+/// The AGE of a `kubectl get` row, in seconds, as the table's reader read it.
 fn row_age(ev: &Event) -> Option<i64> {
-    ev.field("age")
-        .and_then(|a| crate::parse::tree::age_cell(a).last_secs)
+    match ev.raw_time {
+        Some(crate::event::RawTime::Age { secs }) => Some(secs),
+        _ => None,
+    }
 }
 
 /// A `kubectl get` row of a pod `Pending` that another listing shows healthy at a larger AGE:
@@ -965,6 +967,9 @@ mod tests {
             let mut e = fact(SourceKind::KubeTable, name, "get.status", status);
             e.fields.push(("ready".into(), ready.into()));
             e.fields.push(("age".into(), age.into()));
+            e.raw_time = crate::parse::tree::age_cell(age)
+                .last_secs
+                .map(|secs| crate::event::RawTime::Age { secs });
             e
         };
         let head = "Pod//raycluster-kuberay-head-6668q";
